@@ -1,0 +1,41 @@
+# Quick start: `make run` and `make test`. Both set up everything they need in .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(BIN)):$(PATH)
+export MPLBACKEND := Agg
+
+.PHONY: setup develop run test test-rust test-python bench clean
+
+# The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
+$(BIN)/.deps: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "maturin>=1.5,<2" "pydantic>=2.5" "numpy>=1.26" "pandas>=2.1" \
+		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "pytest>=8" "hypothesis>=6"
+	touch $@
+
+setup: $(BIN)/.deps
+
+# Build the Rust engine in release mode and install ccsim into .venv (incremental).
+develop: setup
+	$(BIN)/maturin develop --release --quiet
+
+run: develop
+	$(BIN)/ccsim run scenarios/flagship.toml --out results/flagship
+	@echo "Results written to results/flagship (summary.json, *.parquet, *.png)"
+
+test: develop test-rust test-python
+
+test-rust:
+	cargo test --workspace --quiet
+
+test-python:
+	$(BIN)/python -m pytest -q
+
+bench: develop
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) target results

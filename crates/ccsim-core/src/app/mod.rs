@@ -1,0 +1,74 @@
+//! Applications: what feeds a transport. An application writes bytes into its socket at the
+//! times it chooses; the transport decides when they leave.
+
+pub mod bulk;
+pub mod cbr;
+pub mod periodic;
+pub mod transfer;
+
+use crate::params::{ParamSpec, Params};
+use crate::sim::time::Time;
+use crate::stats::FlowStats;
+
+/// Bytes written by an application that never runs out of data.
+pub const UNLIMITED: u64 = 1 << 62;
+
+/// The transport as an application sees it.
+pub trait Socket {
+    /// Bytes written and not yet acknowledged (TCP) or not yet sent (UDP): the occupancy of
+    /// the send buffer.
+    fn buffered(&self) -> u64;
+    /// Hand `bytes` to the transport.
+    fn write(&mut self, bytes: u64);
+    /// Stop: data written but not yet sent is discarded.
+    fn close(&mut self);
+}
+
+/// An application on the sending host of a flow.
+pub trait Application: Send {
+    /// When the application next acts; `None` once it has nothing more to do.
+    fn next_wakeup(&self) -> Option<Time>;
+    /// Act at `now`.
+    fn on_wakeup(&mut self, now: Time, sock: &mut dyn Socket, stats: &mut FlowStats);
+}
+
+/// A registered application.
+pub struct AppModel {
+    /// Name used in scenarios.
+    pub name: &'static str,
+    /// One line: what it does.
+    pub doc: &'static str,
+    /// Declared parameters.
+    pub params: &'static [ParamSpec],
+    /// Construct from validated parameters, the flow's start time and optional stop time.
+    pub build: fn(&Params, Time, Option<Time>) -> Box<dyn Application>,
+}
+
+/// Every application ccsim knows.
+pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL];
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! A socket that records writes.
+    use super::Socket;
+
+    #[derive(Default)]
+    pub struct RecordingSocket {
+        pub written: Vec<u64>,
+        pub buffered: u64,
+        pub closed: bool,
+    }
+
+    impl Socket for RecordingSocket {
+        fn buffered(&self) -> u64 {
+            self.buffered
+        }
+        fn write(&mut self, bytes: u64) {
+            self.written.push(bytes);
+            self.buffered += bytes;
+        }
+        fn close(&mut self) {
+            self.closed = true;
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The core configuration: an explicit network (nodes, links, flows) in canonical units.
+//!
+//! This is what the engine compiles. The Python front turns a researcher's scenario file
+//! (units such as `"10Mbps"`, topology helpers such as `dumbbell`) into this form, as JSON;
+//! Rust users build it directly. All times are integer nanoseconds, rates bits per second,
+//! sizes bytes. Model parameters (`AlgoSpec::params`) use the encoding of
+//! [`crate::params::ParamValue`] and are checked against each model's declared table.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use crate::params::ParamValue;
+
+/// A whole simulation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Simulated time at which the run stops (ns).
+    pub duration_ns: u64,
+    /// Statistics are collected from this time on (ns); 0 collects from the start.
+    #[serde(default)]
+    pub warmup_ns: u64,
+    /// Master seed; every component derives its own stream from (seed, component id).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Hosts and routers, addressed by their index in this list.
+    pub nodes: Vec<NodeSpec>,
+    /// Full-duplex links; each direction has its own rate, delay, loss and queue.
+    pub links: Vec<LinkSpec>,
+    /// Traffic: one transport connection (or UDP stream) per entry.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    /// What to record as time series.
+    #[serde(default)]
+    pub trace: TraceSpec,
+    /// Queue (link direction) whose utilization is reported, by name, e.g. `"A->B"`.
+    #[serde(default)]
+    pub bottleneck: Option<String>,
+    /// Flows (by index) over which Jain's index is computed; all flows when absent.
+    #[serde(default)]
+    pub jain_flows: Option<Vec<u32>>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Whether a node terminates flows or only forwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// An end host: flows start and end here; it does not forward.
+    Host,
+    /// A router: forwards along static shortest-path routes.
+    Router,
+}
+
+/// A node.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique name (used in queue names `a->b`).
+    pub name: String,
+    /// Host or router.
+    pub kind: NodeKind,
+}
+
+/// A full-duplex link between nodes `a` and `b`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Index of one end.
+    pub a: u32,
+    /// Index of the other end.
+    pub b: u32,
+    /// Direction a -> b.
+    pub ab: DirSpec,
+    /// Direction b -> a.
+    pub ba: DirSpec,
+}
+
+/// One direction of a link: its transmitter, wire and output queue.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpec {
+    /// Transmission rate (bit/s).
+    pub rate_bps: u64,
+    /// Propagation delay (ns).
+    pub delay_ns: u64,
+    /// Probability that a packet is corrupted on the wire and lost.
+    #[serde(default)]
+    pub loss: f64,
+    /// The output queue discipline feeding this direction.
+    pub queue: AlgoSpec,
+}
+
+/// A pluggable model chosen by name, with parameters in canonical units.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlgoSpec {
+    /// Registered name, e.g. `droptail`, `newreno`, `bulk`.
+    pub kind: String,
+    /// Parameters; missing ones take their declared defaults.
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamValue>,
+}
+
+impl AlgoSpec {
+    /// A model with all parameters at their defaults.
+    pub fn named(kind: &str) -> Self {
+        AlgoSpec { kind: kind.to_string(), params: BTreeMap::new() }
+    }
+
+    /// Builder: set one parameter.
+    pub fn with(mut self, name: &str, value: ParamValue) -> Self {
+        self.params.insert(name.to_string(), value);
+        self
+    }
+}
+
+/// One flow: an application on `src` sending to `dst` over a transport.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Label carried into the results (defaults to the flow index).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Sending host (node index).
+    pub src: u32,
+    /// Receiving host (node index).
+    pub dst: u32,
+    /// Transport and its socket options: `tcp` or `udp` (see `ccsim list`).
+    pub transport: AlgoSpec,
+    /// Congestion control (TCP only); `newreno` when absent.
+    #[serde(default)]
+    pub cc: Option<AlgoSpec>,
+    /// The application feeding the transport: `bulk`, `transfer`, `periodic`, `cbr`.
+    pub app: AlgoSpec,
+    /// Start time (ns), or the start of the window it is drawn from.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// If set, the start time is drawn uniformly from [start_ns, start_max_ns) with the
+    /// flow's own random stream.
+    #[serde(default)]
+    pub start_max_ns: Option<u64>,
+    /// The application stops producing data at this time (ns).
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// Free-form group label (e.g. RTT class or algorithm) carried into the results.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// Time series to record.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Sampling interval (ns); no traces when absent or zero.
+    #[serde(default)]
+    pub interval_ns: Option<u64>,
+    /// Queues to sample (by name `a->b`); empty means every queue fed by a router.
+    #[serde(default)]
+    pub queues: Vec<String>,
+    /// Sample each TCP flow's cwnd (bytes).
+    #[serde(default = "yes")]
+    pub cwnd: bool,
+}
+
+fn yes() -> bool {
+    true
+}

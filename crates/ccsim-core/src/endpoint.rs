@@ -1,0 +1,36 @@
+//! Endpoints: the sending and receiving ends of a flow, as sans-IO state machines.
+//!
+//! An endpoint never reads a clock and never schedules anything itself: the engine hands it a
+//! packet or a wakeup together with the current time, collects the packets it emits, and asks
+//! it when it next wants to be woken (smoltcp's `poll_at` pattern).
+
+use crate::packet::Packet;
+use crate::results::FlowResult;
+use crate::sim::time::Time;
+use crate::stats::FlowStats;
+
+/// What an endpoint may touch while handling one event.
+pub struct Cx<'a> {
+    /// Current simulated time.
+    pub now: Time,
+    /// Packets to send, in order, from this endpoint's host.
+    pub out: &'a mut Vec<Packet>,
+    /// The flow's statistics.
+    pub stats: &'a mut FlowStats,
+}
+
+/// One end of a flow.
+pub trait Endpoint: Send {
+    /// A packet of this flow addressed to this end arrived.
+    fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx);
+    /// A wakeup this endpoint asked for is due (it checks which of its deadlines passed).
+    fn on_wakeup(&mut self, cx: &mut Cx);
+    /// Earliest time this endpoint wants `on_wakeup`.
+    fn next_wakeup(&self) -> Option<Time>;
+    /// Congestion window in bytes, for traces (window-based senders only).
+    fn cwnd(&self) -> Option<u64> {
+        None
+    }
+    /// Add this end's own figures to the flow's result row.
+    fn report(&self, _row: &mut FlowResult) {}
+}

@@ -1,0 +1,721 @@
+//! The simulation: builds the network from a [`Config`], runs the event loop, and reports.
+//!
+//! Components live in vectors and are addressed by index: link directions (`2i` is link i's
+//! a->b direction, `2i+1` its b->a direction), endpoints (`2f` is flow f's sender, `2f+1` its
+//! receiver), flows. Events carry indices, never packets or references.
+
+use crate::app::APPS;
+use crate::config::{AlgoSpec, Config, DirSpec, NodeKind};
+use crate::endpoint::{Cx, Endpoint};
+use crate::error::ConfigError;
+use crate::net::link::LinkDir;
+use crate::net::route::{Routes, NO_ROUTE};
+use crate::packet::{Kind, Packet};
+use crate::params::Params;
+use crate::qdisc::{Queue, QUEUES};
+use crate::results::{FlowResult, QueueResult, Results};
+use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
+use crate::sim::rng::{Rng, Stream};
+use crate::sim::time::{secs, tx_time, Time};
+use crate::stats::FlowStats;
+use crate::tcp::cc::CCS;
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+use crate::tcp::TcpConfig;
+use crate::udp::{UdpReceiver, UdpSender};
+use std::collections::BTreeMap;
+
+/// Static facts about a flow, for the results.
+struct FlowInfo {
+    name: String,
+    group: Option<String>,
+    src: u32,
+    dst: u32,
+    transport: String,
+    app: String,
+    start: Time,
+}
+
+/// The sampled time series.
+struct Sampler {
+    interval: Time,
+    queues: Vec<u32>,
+    cwnd_flows: Vec<u32>,
+    time: Vec<f64>,
+    columns: Vec<Vec<f64>>,
+}
+
+/// A simulation ready to run.
+pub struct Simulation {
+    now: Time,
+    duration: Time,
+    warmup: Time,
+    seed: u64,
+    events: EventQueue,
+    executed: u64,
+    node_names: Vec<String>,
+    links: Vec<LinkDir>,
+    routes: Routes,
+    flows: Vec<FlowInfo>,
+    flow_stats: Vec<FlowStats>,
+    endpoints: Vec<Box<dyn Endpoint>>,
+    endpoint_host: Vec<u32>,
+    endpoint_timers: Vec<Timer>,
+    queue_timers: Vec<Timer>,
+    /// Scratch buffers reused for every event: packets dropped by a queue, packets emitted
+    /// by an endpoint.
+    dropped: Vec<Packet>,
+    emitted: Vec<Packet>,
+    sampler: Option<Sampler>,
+    bottleneck: Option<u32>,
+    jain_flows: Vec<u32>,
+}
+
+fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: &str) -> Result<&'a M, ConfigError> {
+    models.iter().find(|m| key(m) == name).ok_or_else(|| {
+        let known: Vec<&str> = models.iter().map(key).collect();
+        ConfigError::new(field, format!("unknown '{name}'; registered: {}", known.join(", ")))
+    })
+}
+
+fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
+    let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
+    let params = Params::resolve(field, model.params, &spec.params)?;
+    Ok(Queue::new(model.name, (model.build)(&params), rng, warmup))
+}
+
+impl Simulation {
+    /// Check `cfg` and build the network. Every error names the offending field.
+    pub fn new(cfg: &Config) -> Result<Simulation, ConfigError> {
+        if cfg.duration_ns == 0 {
+            return Err(ConfigError::new("duration_ns", "must be positive"));
+        }
+        if cfg.warmup_ns >= cfg.duration_ns {
+            return Err(ConfigError::new("warmup_ns", "must be shorter than the duration"));
+        }
+        if cfg.nodes.is_empty() {
+            return Err(ConfigError::new("nodes", "at least one node is needed"));
+        }
+        let n = cfg.nodes.len() as u32;
+        let mut names = BTreeMap::new();
+        for (i, node) in cfg.nodes.iter().enumerate() {
+            if names.insert(node.name.as_str(), i).is_some() {
+                return Err(ConfigError::new(format!("nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
+            }
+        }
+        let node_names: Vec<String> = cfg.nodes.iter().map(|n| n.name.clone()).collect();
+
+        // Links.
+        let mut links = Vec::with_capacity(2 * cfg.links.len());
+        let mut out_links: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n as usize];
+        for (i, l) in cfg.links.iter().enumerate() {
+            for (end, v) in [("a", l.a), ("b", l.b)] {
+                if v >= n {
+                    return Err(ConfigError::new(format!("links[{i}].{end}"), format!("node index {v} does not exist ({n} nodes)")));
+                }
+            }
+            if l.a == l.b {
+                return Err(ConfigError::new(format!("links[{i}]"), "a link must join two different nodes"));
+            }
+            for (dir, (from, to), spec) in [("ab", (l.a, l.b), &l.ab), ("ba", (l.b, l.a), &l.ba)] {
+                let index = links.len() as u32;
+                let field = format!("links[{i}].{dir}");
+                links.push(Self::build_link(cfg, &node_names, index, from, to, spec, &field)?);
+                out_links[from as usize].push((index, to));
+            }
+        }
+        let forwards: Vec<bool> = cfg.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
+        let routes = Routes::compute(&out_links, &forwards);
+
+        // Flows and their endpoints.
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * cfg.flows.len());
+        let mut endpoint_host = Vec::with_capacity(2 * cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let field = format!("flows[{i}]");
+            for (end, v) in [("src", f.src), ("dst", f.dst)] {
+                if v >= n {
+                    return Err(ConfigError::new(format!("{field}.{end}"), format!("node index {v} does not exist")));
+                }
+                if cfg.nodes[v as usize].kind != NodeKind::Host {
+                    return Err(ConfigError::new(format!("{field}.{end}"), format!("node '{}' is a router; flows run between hosts", node_names[v as usize])));
+                }
+            }
+            if f.src == f.dst {
+                return Err(ConfigError::new(field, "source and destination are the same host"));
+            }
+            for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
+                Self::check_path(&routes, &links, from, to).map_err(|m| {
+                    ConfigError::new(field.clone(), format!("no route from '{}' to '{}': {m}", node_names[from as usize], node_names[to as usize]))
+                })?;
+            }
+            let mut rng = Rng::stream(cfg.seed, Stream::Flow(i as u32));
+            let start = match f.start_max_ns {
+                Some(hi) if hi < f.start_ns => {
+                    return Err(ConfigError::new(format!("{field}.start_max_ns"), "window ends before it starts"))
+                }
+                Some(hi) => rng.range_u64(f.start_ns, hi),
+                None => f.start_ns,
+            };
+            if f.stop_ns.is_some_and(|s| s < start) {
+                return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
+            }
+            let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
+            let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
+            let app = (app_model.build)(&app_params, start, f.stop_ns);
+            let id = i as u32;
+            let (sender, receiver): (Box<dyn Endpoint>, Box<dyn Endpoint>) = match f.transport.kind.as_str() {
+                "tcp" => {
+                    let p = Params::resolve(&format!("{field}.transport"), crate::tcp::PARAMS, &f.transport.params)?;
+                    let tcp = TcpConfig::from_params(&p);
+                    let cc_spec = f.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
+                    let cc_model = find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
+                    let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
+                    let cc = (cc_model.build)(&cc_params);
+                    (
+                        Box::new(TcpSender::new(id, f.dst, tcp.clone(), cc, app)),
+                        Box::new(TcpReceiver::new(id, f.src, tcp)),
+                    )
+                }
+                "udp" => {
+                    if f.cc.is_some() {
+                        return Err(ConfigError::new(format!("{field}.cc"), "UDP has no congestion control"));
+                    }
+                    let p = Params::resolve(&format!("{field}.transport"), crate::udp::PARAMS, &f.transport.params)?;
+                    (Box::new(UdpSender::new(id, f.dst, &p, app)), Box::new(UdpReceiver))
+                }
+                other => {
+                    return Err(ConfigError::new(format!("{field}.transport.kind"), format!("unknown '{other}'; registered: tcp, udp")))
+                }
+            };
+            endpoints.push(sender);
+            endpoints.push(receiver);
+            endpoint_host.push(f.src);
+            endpoint_host.push(f.dst);
+            flows.push(FlowInfo {
+                name: f.name.clone().unwrap_or_else(|| i.to_string()),
+                group: f.group.clone(),
+                src: f.src,
+                dst: f.dst,
+                transport: f.transport.kind.clone(),
+                app: f.app.kind.clone(),
+                start,
+            });
+        }
+
+        let queue_index = |name: &str, field: &str| -> Result<u32, ConfigError> {
+            links.iter().position(|l| l.name == name).map(|i| i as u32).ok_or_else(|| {
+                ConfigError::new(field, format!("no queue named '{name}' (queues are named 'from->to')"))
+            })
+        };
+        let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(b, "bottleneck")).transpose()?;
+        let sampler = match cfg.trace.interval_ns {
+            Some(interval) if interval > 0 => {
+                let queues: Vec<u32> = if cfg.trace.queues.is_empty() {
+                    (0..links.len() as u32).filter(|&l| forwards[links[l as usize].from as usize]).collect()
+                } else {
+                    cfg.trace.queues.iter().enumerate().map(|(i, q)| queue_index(q, &format!("trace.queues[{i}]"))).collect::<Result<_, _>>()?
+                };
+                let cwnd_flows: Vec<u32> = if cfg.trace.cwnd {
+                    (0..flows.len() as u32).filter(|&f| endpoints[2 * f as usize].cwnd().is_some()).collect()
+                } else {
+                    Vec::new()
+                };
+                let columns = vec![Vec::new(); 2 * queues.len() + cwnd_flows.len()];
+                Some(Sampler { interval, queues, cwnd_flows, time: Vec::new(), columns })
+            }
+            _ => None,
+        };
+        let jain_flows = match &cfg.jain_flows {
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|&&f| f as usize >= flows.len()) {
+                    return Err(ConfigError::new("jain_flows", format!("flow {bad} does not exist ({} flows)", flows.len())));
+                }
+                list.clone()
+            }
+            None => (0..flows.len() as u32).collect(),
+        };
+
+        let n_links = links.len();
+        let n_endpoints = endpoints.len();
+        let mut sim = Simulation {
+            now: 0,
+            duration: cfg.duration_ns,
+            warmup: cfg.warmup_ns,
+            seed: cfg.seed,
+            events: EventQueue::new(),
+            executed: 0,
+            node_names,
+            links,
+            routes,
+            flow_stats: (0..flows.len()).map(|_| FlowStats::new(cfg.warmup_ns)).collect(),
+            flows,
+            endpoints,
+            endpoint_host,
+            endpoint_timers: vec![Timer::default(); n_endpoints],
+            queue_timers: vec![Timer::default(); n_links],
+            dropped: Vec::new(),
+            emitted: Vec::new(),
+            sampler,
+            bottleneck,
+            jain_flows,
+        };
+        for e in 0..n_endpoints {
+            sim.arm_endpoint(e);
+        }
+        for l in 0..n_links {
+            sim.arm_queue(l);
+        }
+        if sim.sampler.is_some() {
+            sim.events.push(0, Event::Sample);
+        }
+        Ok(sim)
+    }
+
+    fn build_link(
+        cfg: &Config,
+        names: &[String],
+        index: u32,
+        from: u32,
+        to: u32,
+        spec: &DirSpec,
+        field: &str,
+    ) -> Result<LinkDir, ConfigError> {
+        if spec.rate_bps == 0 {
+            return Err(ConfigError::new(format!("{field}.rate_bps"), "must be positive"));
+        }
+        if !(0.0..=1.0).contains(&spec.loss) {
+            return Err(ConfigError::new(format!("{field}.loss"), "must be a probability in [0, 1]"));
+        }
+        let queue = build_queue(
+            &spec.queue,
+            &format!("{field}.queue"),
+            Rng::stream(cfg.seed, Stream::Queue(index)),
+            cfg.warmup_ns,
+        )?;
+        Ok(LinkDir {
+            name: format!("{}->{}", names[from as usize], names[to as usize]),
+            from,
+            to,
+            rate_bps: spec.rate_bps,
+            delay: spec.delay_ns,
+            loss: spec.loss,
+            queue,
+            busy_until: 0,
+            tx_pending: false,
+            wire: Default::default(),
+            rng: Rng::stream(cfg.seed, Stream::Link(index)),
+            tx_bytes: 0,
+            losses: 0,
+            total_losses: 0,
+        })
+    }
+
+    /// Follow the routes from `from` to `to`; an error says where they stop.
+    fn check_path(routes: &Routes, links: &[LinkDir], from: u32, to: u32) -> Result<(), String> {
+        let mut node = from;
+        for _ in 0..=links.len() {
+            if node == to {
+                return Ok(());
+            }
+            let l = routes.next_link(node, to);
+            if l == NO_ROUTE {
+                return Err(format!("stuck at node {node}"));
+            }
+            node = links[l as usize].to;
+        }
+        Err("routing loop".into())
+    }
+
+    // ----- running -----
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Configured duration.
+    pub fn duration(&self) -> Time {
+        self.duration
+    }
+
+    /// Events executed so far.
+    pub fn events_executed(&self) -> u64 {
+        self.executed
+    }
+
+    /// True once the run reached its duration.
+    pub fn finished(&self) -> bool {
+        self.now >= self.duration
+    }
+
+    /// Run every event up to and including time `t` (capped at the duration).
+    pub fn run_until(&mut self, t: Time) {
+        let end = t.min(self.duration);
+        while let Some(time) = self.events.peek_time() {
+            if time > end {
+                break;
+            }
+            let (time, event) = self.events.pop().expect("peeked");
+            debug_assert!(time >= self.now, "time went backwards: {time} < {}", self.now);
+            self.now = time;
+            self.executed += 1;
+            self.dispatch(event);
+        }
+        self.now = self.now.max(end);
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.check_conservation() {
+            panic!("{e}");
+        }
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.duration);
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::TxDone(l) => {
+                self.links[l as usize].tx_pending = false;
+                self.start_tx(l as usize);
+            }
+            Event::Arrive(l) => {
+                let link = &mut self.links[l as usize];
+                let (at, pkt) = link.wire.pop_front().expect("an arrival event has a packet on the wire");
+                debug_assert_eq!(at, self.now);
+                if let Some(&(next, _)) = link.wire.front() {
+                    self.events.push(next, Event::Arrive(l));
+                }
+                let to = link.to;
+                self.receive(to, pkt);
+            }
+            Event::Endpoint { endpoint, token } => {
+                match self.endpoint_timers[endpoint as usize].fired(self.now, token) {
+                    TimerAction::Fire => self.call_endpoint(endpoint as usize, None),
+                    TimerAction::Schedule(t, tok) => self.events.push(t, Event::Endpoint { endpoint, token: tok }),
+                    TimerAction::None => {}
+                }
+            }
+            Event::Queue { link, token } => match self.queue_timers[link as usize].fired(self.now, token) {
+                TimerAction::Fire => {
+                    let l = link as usize;
+                    self.links[l].queue.on_wakeup(self.now, &mut self.dropped);
+                    self.account_drops();
+                    self.arm_queue(l);
+                    self.kick(l);
+                }
+                TimerAction::Schedule(t, tok) => self.events.push(t, Event::Queue { link, token: tok }),
+                TimerAction::None => {}
+            },
+            Event::Sample => self.sample(),
+        }
+    }
+
+    /// A packet reaches `node`: deliver it or forward it.
+    fn receive(&mut self, node: u32, pkt: Packet) {
+        if pkt.dst == node {
+            let f = pkt.flow as usize;
+            self.flow_stats[f].total_arrived += 1;
+            let endpoint = if pkt.kind == Kind::TcpAck {
+                2 * f
+            } else {
+                self.flow_stats[f].received(self.now, self.now - pkt.ts);
+                2 * f + 1
+            };
+            self.call_endpoint(endpoint, Some(&pkt));
+        } else {
+            let l = self.routes.next_link(node, pkt.dst);
+            debug_assert_ne!(l, NO_ROUTE, "no route from {node} to {}", pkt.dst);
+            self.enqueue(l as usize, pkt);
+        }
+    }
+
+    /// Hand a packet (or a wakeup) to an endpoint, then send what it emitted and re-arm it.
+    fn call_endpoint(&mut self, e: usize, pkt: Option<&Packet>) {
+        let mut out = std::mem::take(&mut self.emitted);
+        let f = e / 2;
+        {
+            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.flow_stats[f] };
+            match pkt {
+                Some(p) => self.endpoints[e].on_packet(p, &mut cx),
+                None => self.endpoints[e].on_wakeup(&mut cx),
+            }
+        }
+        let host = self.endpoint_host[e];
+        self.flow_stats[f].total_injected += out.len() as u64;
+        for p in out.drain(..) {
+            let l = self.routes.next_link(host, p.dst);
+            self.enqueue(l as usize, p);
+        }
+        self.emitted = out;
+        self.arm_endpoint(e);
+    }
+
+    fn arm_endpoint(&mut self, e: usize) {
+        let wake = self.endpoints[e].next_wakeup().map(|t| t.max(self.now));
+        if let TimerAction::Schedule(t, token) = self.endpoint_timers[e].set(wake) {
+            self.events.push(t, Event::Endpoint { endpoint: e as u32, token });
+        }
+    }
+
+    fn arm_queue(&mut self, l: usize) {
+        let wake = self.links[l].queue.next_wakeup().map(|t| t.max(self.now));
+        if let TimerAction::Schedule(t, token) = self.queue_timers[l].set(wake) {
+            self.events.push(t, Event::Queue { link: l as u32, token });
+        }
+    }
+
+    fn enqueue(&mut self, l: usize, pkt: Packet) {
+        self.links[l].queue.enqueue(self.now, pkt, &mut self.dropped);
+        self.account_drops();
+        self.kick(l);
+    }
+
+    /// Start the transmitter if it is idle, or make sure it will look at the queue when it
+    /// becomes free.
+    fn kick(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        if link.tx_pending || link.queue.len_packets() == 0 {
+            return;
+        }
+        if self.now >= link.busy_until {
+            self.start_tx(l);
+        } else {
+            link.tx_pending = true;
+            let at = link.busy_until;
+            self.events.push(at, Event::TxDone(l as u32));
+        }
+    }
+
+    /// The transmitter is free: take the next packet and put it on the wire.
+    fn start_tx(&mut self, l: usize) {
+        let now = self.now;
+        let link = &mut self.links[l];
+        if let Some(pkt) = link.queue.dequeue(now, &mut self.dropped) {
+            let done = now + tx_time(pkt.size, link.rate_bps);
+            link.busy_until = done;
+            let measuring = now >= self.warmup;
+            if measuring {
+                link.tx_bytes += pkt.size as u64;
+            }
+            if link.loss > 0.0 && link.rng.chance(link.loss) {
+                link.total_losses += 1;
+                let fs = &mut self.flow_stats[pkt.flow as usize];
+                fs.total_lost += 1;
+                if measuring {
+                    link.losses += 1;
+                    fs.link_losses += 1;
+                }
+            } else {
+                let arrive = done + link.delay;
+                if link.wire.is_empty() {
+                    self.events.push(arrive, Event::Arrive(l as u32));
+                }
+                link.wire.push_back((arrive, pkt));
+            }
+            if link.queue.len_packets() > 0 {
+                link.tx_pending = true;
+                self.events.push(done, Event::TxDone(l as u32));
+            }
+        }
+        self.account_drops();
+        self.arm_queue(l);
+    }
+
+    fn account_drops(&mut self) {
+        for p in self.dropped.drain(..) {
+            let fs = &mut self.flow_stats[p.flow as usize];
+            fs.total_lost += 1;
+            if self.now >= self.warmup {
+                fs.queue_drops += 1;
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        let Some(s) = self.sampler.as_mut() else { return };
+        s.time.push(secs(self.now));
+        let mut c = 0;
+        for &q in &s.queues {
+            let queue = &self.links[q as usize].queue;
+            s.columns[c].push(queue.len_packets() as f64);
+            s.columns[c + 1].push(queue.len_bytes() as f64);
+            c += 2;
+        }
+        for &f in &s.cwnd_flows {
+            s.columns[c].push(self.endpoints[2 * f as usize].cwnd().unwrap_or(0) as f64);
+            c += 1;
+        }
+        let next = self.now + s.interval;
+        if next <= self.duration {
+            self.events.push(next, Event::Sample);
+        }
+    }
+
+    // ----- checks and results -----
+
+    /// Packet conservation over the whole run: every packet injected by an endpoint has
+    /// arrived, been dropped or lost, or is still in a queue or on a wire.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let injected: u64 = self.flow_stats.iter().map(|s| s.total_injected).sum();
+        let arrived: u64 = self.flow_stats.iter().map(|s| s.total_arrived).sum();
+        let lost: u64 = self.flow_stats.iter().map(|s| s.total_lost).sum();
+        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + l.wire.len() as u64).sum();
+        if injected == arrived + lost + held {
+            Ok(())
+        } else {
+            Err(format!(
+                "packet conservation violated at t={} ns (seed {}): injected {injected} != arrived {arrived} + lost {lost} + in network {held}",
+                self.now, self.seed
+            ))
+        }
+    }
+
+    /// The sender endpoint of flow `f`, for inspection.
+    pub fn sender(&self, f: usize) -> &dyn Endpoint {
+        &*self.endpoints[2 * f]
+    }
+
+    /// Statistics of flow `f` so far.
+    pub fn flow_stats(&self, f: usize) -> &FlowStats {
+        &self.flow_stats[f]
+    }
+
+    /// Everything measured, over the window [warm-up, now].
+    pub fn results(&mut self) -> Results {
+        let now = self.now;
+        for l in &mut self.links {
+            l.queue.integrate(now);
+        }
+        let window = now.saturating_sub(self.warmup);
+        let window_s = secs(window);
+        let per_sec = |x: f64| if window > 0 { x / window_s } else { 0.0 };
+        let mean = |sum: u128, n: u64| (n > 0).then(|| sum as f64 / n as f64 / 1e9);
+
+        let flows: Vec<FlowResult> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                let s = &self.flow_stats[i];
+                let mut row = FlowResult {
+                    id: i as u32,
+                    name: info.name.clone(),
+                    group: info.group.clone(),
+                    src: self.node_names[info.src as usize].clone(),
+                    dst: self.node_names[info.dst as usize].clone(),
+                    transport: info.transport.clone(),
+                    app: info.app.clone(),
+                    start_s: secs(info.start),
+                    bytes_delivered: s.bytes_delivered,
+                    goodput_bps: per_sec(s.bytes_delivered as f64 * 8.0),
+                    packets_sent: s.packets_sent,
+                    packets_received: s.packets_received,
+                    retransmissions: s.retransmissions,
+                    timeouts: s.timeouts,
+                    fast_recoveries: s.fast_recoveries,
+                    ecn_reductions: s.ecn_reductions,
+                    queue_drops: s.queue_drops,
+                    link_losses: s.link_losses,
+                    rtt_samples: s.rtt_n,
+                    rtt_min_s: s.rtt_min.map(secs),
+                    rtt_mean_s: mean(s.rtt_sum, s.rtt_n),
+                    rtt_max_s: s.rtt_max.map(secs),
+                    delay_mean_s: mean(s.delay_sum, s.delay_n),
+                    delay_max_s: s.delay_max.map(secs),
+                    messages_generated: s.messages_generated,
+                    messages_lost_at_sender: s.messages_lost_at_sender,
+                    ..FlowResult::default()
+                };
+                self.endpoints[2 * i].report(&mut row);
+                row
+            })
+            .collect();
+
+        let queues: Vec<QueueResult> = self
+            .links
+            .iter()
+            .map(|l| {
+                let s = &l.queue.stats;
+                let w = window.max(1) as f64;
+                let mean_p = s.area_pkts as f64 / w;
+                let mean_b = s.area_bytes as f64 / w;
+                let sd = |sq: u128, m: f64| (sq as f64 / w - m * m).max(0.0).sqrt();
+                QueueResult {
+                    name: l.name.clone(),
+                    kind: l.queue.kind.to_string(),
+                    from: self.node_names[l.from as usize].clone(),
+                    to: self.node_names[l.to as usize].clone(),
+                    rate_bps: l.rate_bps,
+                    arrivals: s.arrivals,
+                    departures: s.departures,
+                    drops: s.drops,
+                    marks: s.marks,
+                    drop_ratio: if s.arrivals > 0 { s.drops as f64 / s.arrivals as f64 } else { 0.0 },
+                    mean_len_pkts: mean_p,
+                    sd_len_pkts: sd(s.area_pkts_sq, mean_p),
+                    mean_len_bytes: mean_b,
+                    sd_len_bytes: sd(s.area_bytes_sq, mean_b),
+                    max_len_pkts: s.max_len_pkts,
+                    mean_sojourn_s: if s.departures > 0 { s.sojourn_sum as f64 / s.departures as f64 / 1e9 } else { 0.0 },
+                    max_sojourn_s: secs(s.sojourn_max),
+                    tx_bytes: l.tx_bytes,
+                    utilization: if window > 0 { l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s) } else { 0.0 },
+                    link_losses: l.losses,
+                }
+            })
+            .collect();
+
+        let goodputs: Vec<f64> = self.jain_flows.iter().map(|&f| flows[f as usize].goodput_bps).collect();
+        let mut traces = BTreeMap::new();
+        if let Some(s) = &self.sampler {
+            traces.insert("time_s".to_string(), s.time.clone());
+            let mut c = 0;
+            for &q in &s.queues {
+                let name = &self.links[q as usize].name;
+                traces.insert(format!("queue.{name}.len_pkts"), s.columns[c].clone());
+                traces.insert(format!("queue.{name}.len_bytes"), s.columns[c + 1].clone());
+                c += 2;
+            }
+            for &f in &s.cwnd_flows {
+                traces.insert(format!("flow.{f}.cwnd_bytes"), s.columns[c].clone());
+                c += 1;
+            }
+        }
+        Results {
+            seed: self.seed,
+            events: self.executed,
+            duration_s: secs(now),
+            warmup_s: secs(self.warmup),
+            jain_index: jain_index(&goodputs),
+            bottleneck: self.bottleneck.map(|b| self.links[b as usize].name.clone()),
+            utilization: self.bottleneck.map(|b| queues[b as usize].utilization),
+            flows,
+            queues,
+            traces,
+        }
+    }
+}
+
+/// Jain's fairness index (ALGORITHMS.md E1): `(Σx)² / (n Σx²)`; `None` when undefined (no
+/// flows, or all zero).
+pub fn jain_index(x: &[f64]) -> Option<f64> {
+    let sum: f64 = x.iter().sum();
+    let sum_sq: f64 = x.iter().map(|v| v * v).sum();
+    (sum_sq > 0.0).then(|| sum * sum / (x.len() as f64 * sum_sq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_matches_the_reference_vectors() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0, 1.0]), Some(1.0));
+        assert_eq!(jain_index(&[1.0, 0.0, 0.0, 0.0]), Some(0.25));
+        assert!((jain_index(&[2.0, 1.0]).unwrap() - 0.9).abs() < 1e-12);
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+        assert_eq!(jain_index(&[]), None);
+    }
+}

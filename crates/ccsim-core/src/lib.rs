@@ -1,0 +1,42 @@
+//! ccsim-core: a deterministic packet-level simulator for TCP congestion control, active
+//! queue management and networked control systems.
+//!
+//! Build a [`config::Config`] (or let the Python front compile a scenario file into one),
+//! make a [`Simulation`], run it, read its [`results::Results`].
+//!
+//! Design: integer-nanosecond time and one event queue ordered by (time, insertion
+//! sequence), so a seed gives bit-identical runs; one random stream per component; components
+//! in vectors addressed by index; packets are small `Copy` values; models (queue
+//! disciplines, congestion controls, endpoints, applications) are sans-IO state machines
+//! behind one trait per family, one file per algorithm.
+#![warn(missing_docs)]
+
+pub mod app;
+pub mod config;
+pub mod endpoint;
+pub mod engine;
+pub mod error;
+pub mod net;
+pub mod packet;
+pub mod params;
+pub mod qdisc;
+pub mod registry;
+pub mod results;
+pub mod sim;
+pub mod stats;
+pub mod tcp;
+pub mod udp;
+
+pub use config::Config;
+pub use engine::Simulation;
+pub use error::ConfigError;
+pub use results::Results;
+
+/// Parse a JSON core configuration and build the simulation.
+pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
+    let cfg: Config = serde_json::from_str(json).map_err(|e| {
+        // serde's message names the field ("unknown field `x`, expected one of ...").
+        ConfigError::new(format!("config (line {}, column {})", e.line(), e.column()), e.to_string())
+    })?;
+    Simulation::new(&cfg)
+}

@@ -1,0 +1,46 @@
+//! One direction of a link: an output queue, a transmitter of fixed rate and a wire of fixed
+//! propagation delay that may corrupt packets at random.
+//!
+//! The wire is a FIFO of (arrival time, packet): the delay is constant and transmissions are
+//! serialized, so arrivals are in order and only the head needs an event. The transmitter
+//! needs an event only when a packet waits for it; a packet that finds the link idle starts
+//! at once.
+
+use std::collections::VecDeque;
+
+use crate::packet::Packet;
+use crate::qdisc::Queue;
+use crate::sim::rng::Rng;
+use crate::sim::time::Time;
+
+/// One direction of a link.
+pub struct LinkDir {
+    /// `from->to`.
+    pub name: String,
+    /// Transmitting node.
+    pub from: u32,
+    /// Receiving node.
+    pub to: u32,
+    /// Transmission rate (bit/s).
+    pub rate_bps: u64,
+    /// Propagation delay.
+    pub delay: Time,
+    /// Probability that a packet is lost on the wire.
+    pub loss: f64,
+    /// The output queue.
+    pub queue: Queue,
+    /// The transmitter is busy until this time.
+    pub busy_until: Time,
+    /// A `TxDone` event is scheduled.
+    pub tx_pending: bool,
+    /// Packets propagating, in arrival order.
+    pub wire: VecDeque<(Time, Packet)>,
+    /// Random stream for wire errors.
+    pub rng: Rng,
+    /// Bytes transmitted in the measured window.
+    pub tx_bytes: u64,
+    /// Packets lost on the wire in the measured window.
+    pub losses: u64,
+    /// Whole run: packets lost on the wire.
+    pub total_losses: u64,
+}

@@ -1,0 +1,102 @@
+//! Packets: small plain values copied along the path; never one heap allocation per packet.
+
+use crate::sim::time::Time;
+
+/// The two-bit ECN field of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport (00).
+    #[default]
+    NotEct = 0,
+    /// ECN-capable transport, codepoint ECT(0) (10).
+    Ect0 = 2,
+    /// ECN-capable transport, codepoint ECT(1) (01).
+    Ect1 = 1,
+    /// Congestion experienced (11).
+    Ce = 3,
+}
+
+impl Ecn {
+    /// True for ECT(0), ECT(1) and CE: a router may mark instead of dropping.
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// What a packet carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// A TCP segment with payload.
+    #[default]
+    TcpData = 0,
+    /// A pure TCP acknowledgement.
+    TcpAck = 1,
+    /// A UDP datagram.
+    Udp = 2,
+}
+
+/// TCP flag: ECN-Echo (RFC 3168 §6.1).
+pub const FLAG_ECE: u8 = 1 << 0;
+/// TCP flag: Congestion Window Reduced (RFC 3168 §6.1).
+pub const FLAG_CWR: u8 = 1 << 1;
+
+/// Maximum SACK blocks carried by an ACK (RFC 2018 §3: three with timestamps).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// A SACK block `[start, end)` as byte offsets above the cumulative ACK, which keeps the
+/// packet small; windows above 4 GiB cannot be described, and are not simulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    /// First byte of the block, relative to `ack`.
+    pub start: u32,
+    /// One past the last byte of the block, relative to `ack`.
+    pub end: u32,
+}
+
+/// One packet on the wire (sizes are IP packet sizes; link-layer framing is not modelled).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    /// Flow this packet belongs to (index in the configuration).
+    pub flow: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// Size on the wire: headers plus payload (bytes).
+    pub size: u32,
+    /// Transport payload (bytes).
+    pub payload: u32,
+    /// First payload byte (TCP) or datagram number (UDP).
+    pub seq: u64,
+    /// Cumulative acknowledgement: next byte expected (TCP ACKs).
+    pub ack: u64,
+    /// Sender's timestamp (RFC 7323 TSval): its send time; also used for one-way delay.
+    pub ts: Time,
+    /// Echoed timestamp (RFC 7323 TSecr) on ACKs.
+    pub ts_echo: Time,
+    /// When the packet entered its current queue (for sojourn time).
+    pub enqueued_at: Time,
+    /// Advertised receive window (bytes) on ACKs.
+    pub window: u32,
+    /// What the packet carries.
+    pub kind: Kind,
+    /// IP ECN field.
+    pub ecn: Ecn,
+    /// TCP flags (`FLAG_*`).
+    pub flags: u8,
+    /// Number of valid entries in `sack`.
+    pub sack_len: u8,
+    /// SACK blocks, most recently changed first (RFC 2018 §4).
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_stay_small() {
+        // Packets are copied through queues and wires; keep them within 96 bytes.
+        assert!(std::mem::size_of::<Packet>() <= 96, "{}", std::mem::size_of::<Packet>());
+    }
+}

@@ -1,0 +1,112 @@
+//! DropTail: a FIFO with a hard limit in packets or bytes; an arrival that does not fit is
+//! dropped (ALGORITHMS.md A1; ns-3 `FifoQueueDisc`, Linux `pfifo`/`bfifo`).
+
+use std::collections::VecDeque;
+
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use crate::packet::Packet;
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+
+static PARAMS: &[ParamSpec] = &[ParamSpec::new(
+    "limit",
+    ParamKind::Size,
+    Some(ParamValue::Size(Size::Packets(1000))),
+    "buffer size in packets (\"100p\") or bytes (\"150000B\"); ns-3 and Linux default 1000p",
+)];
+
+/// Registration.
+pub const MODEL: QueueModel = QueueModel {
+    name: "droptail",
+    doc: "FIFO with tail drop at a packet or byte limit (ns-3 FifoQueueDisc, Linux pfifo/bfifo)",
+    params: PARAMS,
+    build: |p: &Params| Box::new(DropTail::new(p.size("limit"))),
+};
+
+/// A FIFO that drops arrivals beyond its limit.
+pub struct DropTail {
+    limit: Size,
+    fifo: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl DropTail {
+    /// A DropTail queue with the given limit.
+    pub fn new(limit: Size) -> Self {
+        let cap = match limit {
+            Size::Packets(n) => n.min(4096) as usize,
+            Size::Bytes(n) => (n / 1500).min(4096) as usize,
+        };
+        DropTail { limit, fifo: VecDeque::with_capacity(cap), bytes: 0 }
+    }
+
+    /// A DropTail queue holding at most `n` packets.
+    pub fn packets(n: u64) -> Self {
+        Self::new(Size::Packets(n))
+    }
+
+    fn fits(&self, pkt: &Packet) -> bool {
+        match self.limit {
+            Size::Packets(n) => (self.fifo.len() as u64) < n,
+            Size::Bytes(n) => self.bytes + pkt.size as u64 <= n,
+        }
+    }
+}
+
+impl QueueDisc for DropTail {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        if self.fits(&pkt) {
+            self.bytes += pkt.size as u64;
+            self.fifo.push_back(pkt);
+        } else {
+            ctx.drop(pkt, DropReason::Overflow);
+        }
+    }
+
+    fn dequeue(&mut self, _ctx: &mut QdiscCtx) -> Option<Packet> {
+        let pkt = self.fifo.pop_front()?;
+        self.bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testing::{pkt, queue};
+
+    #[test]
+    fn overflow_drops_exactly_the_arrivals_beyond_the_packet_limit() {
+        let mut q = queue("droptail", Box::new(DropTail::packets(5)));
+        let mut dropped = Vec::new();
+        for seq in 0..8 {
+            q.enqueue(seq, pkt(0, seq, 1000), &mut dropped);
+        }
+        let dropped_seqs: Vec<u64> = dropped.iter().map(|p| p.seq).collect();
+        assert_eq!(dropped_seqs, vec![5, 6, 7]);
+        // FIFO order out.
+        let out: Vec<u64> = std::iter::from_fn(|| q.dequeue(10, &mut dropped)).map(|p| p.seq).collect();
+        assert_eq!(out, vec![0, 1, 2, 3, 4]);
+        assert_eq!((q.stats.arrivals, q.stats.drops, q.stats.departures), (8, 3, 5));
+    }
+
+    #[test]
+    fn byte_limit_admits_what_fits() {
+        let mut q = queue("droptail", Box::new(DropTail::new(Size::Bytes(2500))));
+        let mut dropped = Vec::new();
+        q.enqueue(0, pkt(0, 0, 1000), &mut dropped);
+        q.enqueue(0, pkt(0, 1, 1000), &mut dropped);
+        q.enqueue(0, pkt(0, 2, 1000), &mut dropped); // 3000 > 2500: dropped
+        q.enqueue(0, pkt(0, 3, 500), &mut dropped); // 2500 fits exactly
+        assert_eq!(dropped.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(q.len_bytes(), 2500);
+        assert_eq!(q.len_packets(), 3);
+    }
+}

@@ -1,0 +1,334 @@
+//! Output queues: a [`Queue`] keeps the packets' statistics and wraps a [`QueueDisc`], which
+//! only holds packets and decides (ns-3 `QueueDisc` non-virtual-interface pattern).
+//!
+//! A discipline never sees a clock or the statistics: it gets `now`, a random stream and a
+//! place to report drops and marks through [`QdiscCtx`]. The wrapper timestamps packets on
+//! enqueue (for sojourn time), counts arrivals, departures, drops and marks, integrates the
+//! length over time, and in debug builds checks the identity
+//! `arrivals = departures + drops + length` after every operation.
+//!
+//! Length convention (ALGORITHMS.md A1): the packet being serialized has left the queue, as
+//! in ns-3 and Linux; it does not count toward the limit or the reported length.
+
+pub mod droptail;
+
+use crate::packet::{Ecn, Packet};
+use crate::params::{ParamSpec, Params};
+use crate::sim::rng::Rng;
+use crate::sim::time::Time;
+
+/// Why a discipline dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The buffer was full.
+    Overflow,
+    /// An AQM decision (early drop).
+    Early,
+}
+
+/// What a discipline may do besides holding packets.
+pub struct QdiscCtx<'a> {
+    /// Current simulated time.
+    pub now: Time,
+    /// The queue's own random stream.
+    pub rng: &'a mut Rng,
+    dropped: &'a mut Vec<Packet>,
+    drops: u64,
+    early_drops: u64,
+    marks: u64,
+}
+
+impl<'a> QdiscCtx<'a> {
+    fn new(now: Time, rng: &'a mut Rng, dropped: &'a mut Vec<Packet>) -> Self {
+        QdiscCtx { now, rng, dropped, drops: 0, early_drops: 0, marks: 0 }
+    }
+
+    /// Drop `pkt` (the arriving packet or one taken out of the queue).
+    pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
+        self.drops += 1;
+        if reason == DropReason::Early {
+            self.early_drops += 1;
+        }
+        self.dropped.push(pkt);
+    }
+
+    /// Set CE on an ECN-capable packet (RFC 3168 §5). Returns false, changing nothing, when
+    /// the packet is Not-ECT: the caller should then drop it.
+    pub fn mark(&mut self, pkt: &mut Packet) -> bool {
+        if !pkt.ecn.is_ect() {
+            return false;
+        }
+        if pkt.ecn != Ecn::Ce {
+            pkt.ecn = Ecn::Ce;
+            self.marks += 1;
+        }
+        true
+    }
+}
+
+/// A queue discipline: holds packets and decides which to accept, drop, mark and send next.
+pub trait QueueDisc: Send {
+    /// Offer an arriving packet: keep it, or report it through `ctx.drop`.
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx);
+    /// The next packet for the link, if any (may drop packets on the way, e.g. CoDel).
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet>;
+    /// Packets held.
+    fn len_packets(&self) -> usize;
+    /// Bytes held.
+    fn len_bytes(&self) -> u64;
+    /// When the discipline wants [`QueueDisc::on_wakeup`] (e.g. PIE's periodic update).
+    fn next_wakeup(&self) -> Option<Time> {
+        None
+    }
+    /// A requested wakeup is due.
+    fn on_wakeup(&mut self, _ctx: &mut QdiscCtx) {}
+}
+
+/// A registered queue discipline.
+pub struct QueueModel {
+    /// Name used in scenarios.
+    pub name: &'static str,
+    /// One line: what it is and its source.
+    pub doc: &'static str,
+    /// Declared parameters.
+    pub params: &'static [ParamSpec],
+    /// Construct from validated parameters.
+    pub build: fn(&Params) -> Box<dyn QueueDisc>,
+}
+
+/// Every queue discipline ccsim knows; adding one is a file plus a line here.
+pub static QUEUES: &[QueueModel] = &[droptail::MODEL];
+
+/// Statistics of a queue over the measured window (and whole-run totals for invariants).
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    /// Packets offered (measured window).
+    pub arrivals: u64,
+    /// Packets handed to the link.
+    pub departures: u64,
+    /// Packets dropped (any reason).
+    pub drops: u64,
+    /// Of which AQM early drops.
+    pub early_drops: u64,
+    /// Packets ECN-marked.
+    pub marks: u64,
+    /// Sum and maximum of sojourn times of departures (ns).
+    pub sojourn_sum: u128,
+    /// Largest sojourn time (ns).
+    pub sojourn_max: Time,
+    /// Largest length seen (packets).
+    pub max_len_pkts: u64,
+    /// Integral of length over time: packets*ns, packets^2*ns, bytes*ns, bytes^2*ns.
+    pub area_pkts: u128,
+    /// See `area_pkts`.
+    pub area_pkts_sq: u128,
+    /// See `area_pkts`.
+    pub area_bytes: u128,
+    /// See `area_pkts`.
+    pub area_bytes_sq: u128,
+    /// Whole run: packets accepted in, sent out, dropped (for the conservation identity).
+    pub total_in: u64,
+    /// Whole run departures.
+    pub total_out: u64,
+    /// Whole run drops.
+    pub total_dropped: u64,
+}
+
+/// An output queue: a discipline plus the statistics kept for it.
+pub struct Queue {
+    /// Registered name of the discipline.
+    pub kind: &'static str,
+    disc: Box<dyn QueueDisc>,
+    rng: Rng,
+    measure_from: Time,
+    last_change: Time,
+    /// Statistics.
+    pub stats: QueueStats,
+}
+
+impl Queue {
+    /// Wrap a discipline; statistics count from `measure_from` on.
+    pub fn new(kind: &'static str, disc: Box<dyn QueueDisc>, rng: Rng, measure_from: Time) -> Self {
+        Queue { kind, disc, rng, measure_from, last_change: 0, stats: QueueStats::default() }
+    }
+
+    /// Packets held.
+    pub fn len_packets(&self) -> usize {
+        self.disc.len_packets()
+    }
+
+    /// Bytes held.
+    pub fn len_bytes(&self) -> u64 {
+        self.disc.len_bytes()
+    }
+
+    /// Offer `pkt` at `now`; dropped packets are appended to `dropped`.
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, dropped: &mut Vec<Packet>) {
+        self.integrate(now);
+        pkt.enqueued_at = now;
+        let mut ctx = QdiscCtx::new(now, &mut self.rng, dropped);
+        self.disc.enqueue(pkt, &mut ctx);
+        let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
+        let s = &mut self.stats;
+        s.total_in += 1;
+        s.total_dropped += drops;
+        if now >= self.measure_from {
+            s.arrivals += 1;
+            s.drops += drops;
+            s.early_drops += early;
+            s.marks += marks;
+            s.max_len_pkts = s.max_len_pkts.max(self.disc.len_packets() as u64);
+        }
+        self.check_identity();
+    }
+
+    /// Take the next packet for the link at `now`.
+    pub fn dequeue(&mut self, now: Time, dropped: &mut Vec<Packet>) -> Option<Packet> {
+        self.integrate(now);
+        let mut ctx = QdiscCtx::new(now, &mut self.rng, dropped);
+        let pkt = self.disc.dequeue(&mut ctx);
+        let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
+        let s = &mut self.stats;
+        s.total_dropped += drops;
+        if let Some(p) = &pkt {
+            s.total_out += 1;
+            debug_assert!(p.enqueued_at <= now, "packet leaves before it arrived");
+            if now >= self.measure_from {
+                let sojourn = now - p.enqueued_at;
+                s.departures += 1;
+                s.sojourn_sum += sojourn as u128;
+                s.sojourn_max = s.sojourn_max.max(sojourn);
+            }
+        }
+        if now >= self.measure_from {
+            s.drops += drops;
+            s.early_drops += early;
+            s.marks += marks;
+        }
+        self.check_identity();
+        pkt
+    }
+
+    /// When the discipline wants a wakeup.
+    pub fn next_wakeup(&self) -> Option<Time> {
+        self.disc.next_wakeup()
+    }
+
+    /// Run the discipline's wakeup.
+    pub fn on_wakeup(&mut self, now: Time, dropped: &mut Vec<Packet>) {
+        self.integrate(now);
+        let mut ctx = QdiscCtx::new(now, &mut self.rng, dropped);
+        self.disc.on_wakeup(&mut ctx);
+        let drops = ctx.drops;
+        self.stats.total_dropped += drops;
+        if now >= self.measure_from {
+            self.stats.drops += drops;
+        }
+        self.check_identity();
+    }
+
+    /// Bring the time integrals of the length up to `now` (also called at the end of a run).
+    pub fn integrate(&mut self, now: Time) {
+        let from = self.last_change.max(self.measure_from);
+        if now > from {
+            let dt = (now - from) as u128;
+            let p = self.disc.len_packets() as u128;
+            let b = self.disc.len_bytes() as u128;
+            let s = &mut self.stats;
+            s.area_pkts += p * dt;
+            s.area_pkts_sq += p * p * dt;
+            s.area_bytes += b * dt;
+            s.area_bytes_sq += b * b * dt;
+        }
+        self.last_change = now;
+    }
+
+    fn check_identity(&self) {
+        let s = &self.stats;
+        debug_assert_eq!(
+            s.total_in,
+            s.total_out + s.total_dropped + self.disc.len_packets() as u64,
+            "queue identity violated: in = out + dropped + held ({} discipline)",
+            self.kind
+        );
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Helpers for driving a discipline with synthetic arrivals and departures.
+    use super::*;
+    use crate::sim::rng::Stream;
+
+    /// A queue around `disc` measuring from time 0.
+    pub fn queue(kind: &'static str, disc: Box<dyn QueueDisc>) -> Queue {
+        Queue::new(kind, disc, Rng::stream(1, Stream::Queue(0)), 0)
+    }
+
+    /// A data packet of `size` bytes of flow `flow`, numbered `seq`.
+    pub fn pkt(flow: u32, seq: u64, size: u32) -> Packet {
+        Packet { flow, seq, size, payload: size, ..Packet::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn length_statistics_are_time_weighted() {
+        // Length 1 during [0,10), 3 during [10,20), 0 during [20,40):
+        // mean = (10 + 30) / 40 = 1, E[L^2] = (10 + 90) / 40 = 2.5, sd = sqrt(1.5).
+        let mut q = queue("droptail", Box::new(droptail::DropTail::packets(100)));
+        let mut dropped = Vec::new();
+        q.enqueue(0, pkt(0, 0, 100), &mut dropped);
+        q.enqueue(10, pkt(0, 1, 100), &mut dropped);
+        q.enqueue(10, pkt(0, 2, 100), &mut dropped);
+        for _ in 0..3 {
+            assert!(q.dequeue(20, &mut dropped).is_some());
+        }
+        q.integrate(40);
+        let s = &q.stats;
+        assert_eq!(s.area_pkts, 40);
+        assert_eq!(s.area_pkts_sq, 100);
+        assert_eq!(s.area_bytes, 4000);
+        assert_eq!((s.arrivals, s.departures, s.drops), (3, 3, 0));
+        // Sojourn: 20, 10, 10 ns.
+        assert_eq!(s.sojourn_sum, 40);
+        assert_eq!(s.sojourn_max, 20);
+        assert_eq!(s.max_len_pkts, 3);
+    }
+
+    #[test]
+    fn warmup_excludes_early_counts_but_keeps_the_queue_state() {
+        let mut q = Queue::new(
+            "droptail",
+            Box::new(droptail::DropTail::packets(10)),
+            Rng::stream(1, crate::sim::rng::Stream::Queue(0)),
+            100,
+        );
+        let mut dropped = Vec::new();
+        q.enqueue(0, pkt(0, 0, 100), &mut dropped);
+        q.enqueue(150, pkt(0, 1, 100), &mut dropped);
+        q.integrate(200);
+        // Only the arrival at 150 counts; length was 1 during [100,150) and 2 during [150,200).
+        assert_eq!(q.stats.arrivals, 1);
+        assert_eq!(q.stats.area_pkts, 50 + 100);
+    }
+
+    #[test]
+    fn marking_sets_ce_only_on_ect_packets() {
+        let mut rng = Rng::stream(1, crate::sim::rng::Stream::Queue(0));
+        let mut dropped = Vec::new();
+        let mut ctx = QdiscCtx::new(0, &mut rng, &mut dropped);
+        let mut p = pkt(0, 0, 100);
+        assert!(!ctx.mark(&mut p));
+        assert_eq!(p.ecn, Ecn::NotEct);
+        p.ecn = Ecn::Ect0;
+        assert!(ctx.mark(&mut p));
+        assert_eq!(p.ecn, Ecn::Ce);
+        assert!(ctx.mark(&mut p)); // already CE: not counted twice
+        assert_eq!(ctx.marks, 1);
+    }
+}

@@ -1,0 +1,67 @@
+//! The registry of pluggable models, as data: what `ccsim list` prints and what the Python
+//! front validates scenarios against. Generated from the models' own tables.
+
+use serde::Serialize;
+
+use crate::app::APPS;
+use crate::params::ParamSpec;
+use crate::qdisc::QUEUES;
+use crate::tcp::cc::CCS;
+
+/// One registered model.
+#[derive(Serialize)]
+pub struct ModelInfo {
+    /// `queue`, `cc`, `transport` or `app`.
+    pub family: &'static str,
+    /// Name used in scenarios.
+    pub name: &'static str,
+    /// One line.
+    pub doc: &'static str,
+    /// Declared parameters.
+    pub params: &'static [ParamSpec],
+}
+
+/// Every registered model, family by family.
+pub fn registry() -> Vec<ModelInfo> {
+    let mut out = Vec::new();
+    for m in QUEUES {
+        out.push(ModelInfo { family: "queue", name: m.name, doc: m.doc, params: m.params });
+    }
+    for m in CCS {
+        out.push(ModelInfo { family: "cc", name: m.name, doc: m.doc, params: m.params });
+    }
+    out.push(ModelInfo {
+        family: "transport",
+        name: "tcp",
+        doc: "TCP with NewReno/SACK recovery, RFC 6298 RTO, delayed ACKs, ECN",
+        params: crate::tcp::PARAMS,
+    });
+    out.push(ModelInfo { family: "transport", name: "udp", doc: "UDP datagrams, one per application write", params: crate::udp::PARAMS });
+    for m in APPS {
+        out.push(ModelInfo { family: "app", name: m.name, doc: m.doc, params: m.params });
+    }
+    out
+}
+
+/// The registry as JSON.
+pub fn registry_json() -> String {
+    serde_json::to_string(&registry()).expect("the registry serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_satisfies_its_own_declaration() {
+        for m in registry() {
+            let given = Default::default();
+            let required = m.params.iter().any(|p| p.default.is_none());
+            let resolved = crate::params::Params::resolve(m.name, m.params, &given);
+            assert_eq!(resolved.is_err(), required, "{} {}", m.family, m.name);
+        }
+        let json = registry_json();
+        assert!(json.contains("\"name\":\"droptail\""));
+        assert!(json.contains("{\"packets\":1000}"));
+    }
+}

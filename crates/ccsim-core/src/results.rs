@@ -1,0 +1,136 @@
+//! What a run returns: per-flow and per-queue statistics over the measured window
+//! (warm-up excluded), aggregate figures and sampled time series.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Everything a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Results {
+    /// Master seed of the run.
+    pub seed: u64,
+    /// Events executed in the whole run.
+    pub events: u64,
+    /// Simulated time reached (s).
+    pub duration_s: f64,
+    /// Start of the measured window (s).
+    pub warmup_s: f64,
+    /// One entry per flow, in configuration order.
+    pub flows: Vec<FlowResult>,
+    /// One entry per link direction (output queue), in configuration order.
+    pub queues: Vec<QueueResult>,
+    /// Jain's fairness index of goodput over the chosen flows (E1); `None` when undefined.
+    pub jain_index: Option<f64>,
+    /// Name of the bottleneck queue, if the scenario named one.
+    pub bottleneck: Option<String>,
+    /// Share of the bottleneck's capacity used in the measured window.
+    pub utilization: Option<f64>,
+    /// Sampled series: `time_s` plus one column per series, all the same length.
+    pub traces: BTreeMap<String, Vec<f64>>,
+}
+
+/// Statistics of one flow over the measured window.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowResult {
+    /// Index in the configuration.
+    pub id: u32,
+    /// Label (the index unless the scenario named it).
+    pub name: String,
+    /// Group label, if any.
+    pub group: Option<String>,
+    /// Sending host name.
+    pub src: String,
+    /// Receiving host name.
+    pub dst: String,
+    /// `tcp` or `udp`.
+    pub transport: String,
+    /// Congestion control name (TCP) or empty.
+    pub cc: String,
+    /// Application name.
+    pub app: String,
+    /// Actual start time (s), after drawing from its window.
+    pub start_s: f64,
+    /// Application bytes delivered in order to the receiving application (E3).
+    pub bytes_delivered: u64,
+    /// `bytes_delivered * 8 / window` (bit/s).
+    pub goodput_bps: f64,
+    /// Data packets the sender put on the wire (first transmissions and retransmissions).
+    pub packets_sent: u64,
+    /// Data packets that reached the receiving host (including duplicates).
+    pub packets_received: u64,
+    /// Retransmitted data packets.
+    pub retransmissions: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast-recovery episodes entered.
+    pub fast_recoveries: u64,
+    /// ECN-Echo reactions (window reductions on ECE).
+    pub ecn_reductions: u64,
+    /// Packets of this flow (data or ACK) dropped by queues.
+    pub queue_drops: u64,
+    /// Packets of this flow (data or ACK) lost on links (random errors).
+    pub link_losses: u64,
+    /// RTT samples taken by the sender.
+    pub rtt_samples: u64,
+    /// Smallest RTT sample (s).
+    pub rtt_min_s: Option<f64>,
+    /// Mean RTT sample (s).
+    pub rtt_mean_s: Option<f64>,
+    /// Largest RTT sample (s).
+    pub rtt_max_s: Option<f64>,
+    /// Mean one-way delay of data packets that reached the receiver (s).
+    pub delay_mean_s: Option<f64>,
+    /// Largest one-way delay of data packets that reached the receiver (s).
+    pub delay_max_s: Option<f64>,
+    /// Messages the application generated (message-based applications).
+    pub messages_generated: u64,
+    /// Messages refused because the sender's buffer was full ("lost on sensor").
+    pub messages_lost_at_sender: u64,
+    /// Congestion window at the end of the run (bytes, TCP).
+    pub final_cwnd_bytes: Option<u64>,
+}
+
+/// Statistics of one output queue (one link direction) over the measured window.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueResult {
+    /// `from->to`.
+    pub name: String,
+    /// Queue discipline name.
+    pub kind: String,
+    /// Transmitting node.
+    pub from: String,
+    /// Receiving node.
+    pub to: String,
+    /// Link rate of this direction (bit/s).
+    pub rate_bps: u64,
+    /// Packets offered to the queue.
+    pub arrivals: u64,
+    /// Packets handed to the link.
+    pub departures: u64,
+    /// Packets the discipline dropped (on arrival or from the queue).
+    pub drops: u64,
+    /// Packets the discipline ECN-marked.
+    pub marks: u64,
+    /// `drops / arrivals`.
+    pub drop_ratio: f64,
+    /// Time-weighted mean length (packets, excluding the one in transmission).
+    pub mean_len_pkts: f64,
+    /// Time-weighted standard deviation of the length (packets).
+    pub sd_len_pkts: f64,
+    /// Time-weighted mean length (bytes).
+    pub mean_len_bytes: f64,
+    /// Time-weighted standard deviation of the length (bytes).
+    pub sd_len_bytes: f64,
+    /// Largest length seen (packets).
+    pub max_len_pkts: u64,
+    /// Mean sojourn time of departing packets (s).
+    pub mean_sojourn_s: f64,
+    /// Largest sojourn time (s).
+    pub max_sojourn_s: f64,
+    /// Bytes transmitted on the link.
+    pub tx_bytes: u64,
+    /// `tx_bytes * 8 / (rate * window)`.
+    pub utilization: f64,
+    /// Packets lost on the wire by random errors.
+    pub link_losses: u64,
+}

@@ -1,0 +1,5 @@
+//! The discrete-event core: simulated time, the event queue and random streams.
+
+pub mod queue;
+pub mod rng;
+pub mod time;

@@ -1,0 +1,205 @@
+//! The event queue: a binary min-heap ordered by (time, insertion sequence).
+//!
+//! The sequence number breaks ties in insertion order, which makes a run a pure function of
+//! its configuration and seed. Events are small `Copy` values; packets never travel inside
+//! events (they wait in queues and on the wire, see `net::link`).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::time::Time;
+
+/// Something that happens at a point in simulated time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A link direction finished serializing a packet and may start the next one.
+    TxDone(u32),
+    /// The packet at the head of a link direction's wire reaches the far end.
+    Arrive(u32),
+    /// A timer of an endpoint (sender or receiver of a flow) may be due.
+    Endpoint {
+        /// Endpoint index.
+        endpoint: u32,
+        /// Which arming of the timer this is; stale tokens are ignored.
+        token: u32,
+    },
+    /// A timer of a queue discipline (e.g. PIE's probability update) may be due.
+    Queue {
+        /// Link direction index.
+        link: u32,
+        /// Which arming of the timer this is.
+        token: u32,
+    },
+    /// Time to record one row of the sampled time series.
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: Time,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) on top.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// Pending events.
+#[derive(Debug, Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    next_seq: u64,
+}
+
+impl EventQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Schedule `event` at `time`.
+    pub fn push(&mut self, time: Time, event: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { time, seq, event });
+    }
+
+    /// Time of the earliest pending event.
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
+    }
+
+    /// Remove and return the earliest pending event.
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        self.heap.pop().map(|e| (e.time, e.event))
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+/// A re-armable timer over the event queue with lazy cancellation.
+///
+/// Re-arming to a later deadline (an RTO restarted on every ACK) pushes nothing: the pending
+/// event fires at the old time, sees the later deadline and re-schedules itself. Re-arming
+/// to an earlier deadline pushes a new event with a new token, and the old one is ignored.
+/// So a timer costs at most one live heap entry per arming, never one per restart.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timer {
+    deadline: Option<Time>,
+    pending: Option<(Time, u32)>,
+    token: u32,
+}
+
+/// What the owner of a timer must do after arming it or when its event fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerAction {
+    /// Nothing.
+    None,
+    /// Push an event at this time carrying this token.
+    Schedule(Time, u32),
+    /// The deadline has come: run the timer's work.
+    Fire,
+}
+
+impl Timer {
+    /// Set the deadline (or cancel with `None`).
+    pub fn set(&mut self, deadline: Option<Time>) -> TimerAction {
+        self.deadline = deadline;
+        match (deadline, self.pending) {
+            (None, _) => TimerAction::None,
+            (Some(d), Some((t, _))) if t <= d => TimerAction::None,
+            (Some(d), _) => {
+                self.token = self.token.wrapping_add(1);
+                self.pending = Some((d, self.token));
+                TimerAction::Schedule(d, self.token)
+            }
+        }
+    }
+
+    /// The timer's event with `token` fired at `now`.
+    pub fn fired(&mut self, now: Time, token: u32) -> TimerAction {
+        match self.pending {
+            Some((_, t)) if t == token => self.pending = None,
+            _ => return TimerAction::None, // stale
+        }
+        match self.deadline {
+            None => TimerAction::None,
+            Some(d) if d <= now => {
+                self.deadline = None;
+                TimerAction::Fire
+            }
+            Some(d) => {
+                self.pending = Some((d, token));
+                TimerAction::Schedule(d, token)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_times_pop_in_insertion_order() {
+        let mut q = EventQueue::new();
+        q.push(10, Event::Arrive(1));
+        q.push(5, Event::TxDone(9));
+        q.push(10, Event::Arrive(2));
+        q.push(10, Event::Sample);
+        q.push(10, Event::Arrive(0));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (5, Event::TxDone(9)),
+                (10, Event::Arrive(1)),
+                (10, Event::Arrive(2)),
+                (10, Event::Sample),
+                (10, Event::Arrive(0)),
+            ]
+        );
+    }
+
+    #[test]
+    fn timer_pushes_once_for_later_rearms_and_ignores_stale_events() {
+        let mut t = Timer::default();
+        assert_eq!(t.set(Some(100)), TimerAction::Schedule(100, 1));
+        // Later deadlines reuse the pending event.
+        assert_eq!(t.set(Some(150)), TimerAction::None);
+        assert_eq!(t.set(Some(200)), TimerAction::None);
+        // The event at 100 finds the deadline moved and re-schedules itself.
+        assert_eq!(t.fired(100, 1), TimerAction::Schedule(200, 1));
+        // An earlier deadline needs a fresh event; the one at 200 becomes stale.
+        assert_eq!(t.set(Some(120)), TimerAction::Schedule(120, 2));
+        assert_eq!(t.fired(120, 2), TimerAction::Fire);
+        assert_eq!(t.fired(200, 1), TimerAction::None);
+        // Cancel: the pending event fires and does nothing.
+        assert_eq!(t.set(Some(300)), TimerAction::Schedule(300, 3));
+        assert_eq!(t.set(None), TimerAction::None);
+        assert_eq!(t.fired(300, 3), TimerAction::None);
+    }
+}

@@ -1,0 +1,128 @@
+//! Congestion control: one trait, one file per algorithm.
+//!
+//! As in Linux and ns-3 (`TcpCongestionOps` over `TcpSocketState`), the window and the
+//! measurements live in [`CcState`], owned by the sender; an algorithm reads and changes
+//! them from its hooks. Loss detection, SACK, recovery and the RTO stay in the sender: an
+//! algorithm only decides how the window grows ([`CongestionControl::on_ack`]) and what
+//! ssthresh becomes after a congestion event ([`CongestionControl::ssthresh`]); the sender
+//! then applies RFC 5681's rules (cwnd = ssthresh after fast retransmit or ECE, one segment
+//! after an RTO).
+
+pub mod newreno;
+
+use crate::params::{ParamSpec, Params};
+use crate::sim::time::Time;
+
+/// Window and measurements shared by the sender and its congestion control.
+#[derive(Clone, Debug)]
+pub struct CcState {
+    /// Sender maximum segment size (bytes).
+    pub mss: u32,
+    /// Congestion window (bytes).
+    pub cwnd: u64,
+    /// Slow-start threshold (bytes).
+    pub ssthresh: u64,
+    /// Smoothed RTT (RFC 6298), once sampled.
+    pub srtt: Option<Time>,
+    /// Smallest RTT over the connection.
+    pub min_rtt: Option<Time>,
+    /// Data outstanding in the network by RFC 6675's `pipe` estimate (bytes).
+    pub bytes_in_flight: u64,
+    /// Data sent and not cumulatively acknowledged, RFC 5681 FlightSize (bytes).
+    pub flight_size: u64,
+    /// True during fast recovery or recovery after a timeout.
+    pub in_recovery: bool,
+    /// Time of the event being handled.
+    pub now: Time,
+}
+
+impl CcState {
+    /// True while cwnd < ssthresh (RFC 5681 §3.1).
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// An acknowledgement of new data, as seen by the congestion control.
+#[derive(Clone, Copy, Debug)]
+pub struct Ack {
+    /// Bytes newly acknowledged cumulatively by this ACK.
+    pub acked: u64,
+    /// RTT sample carried by this ACK (timestamps), if any.
+    pub rtt: Option<Time>,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+}
+
+/// The cause of a window reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Congestion {
+    /// Loss detected by duplicate ACKs or SACK (fast retransmit).
+    Loss,
+    /// ECN-Echo received (RFC 3168 §6.1.2).
+    Ecn,
+    /// Retransmission timeout.
+    Timeout,
+}
+
+/// A congestion-control algorithm.
+pub trait CongestionControl: Send {
+    /// Registered name.
+    fn name(&self) -> &'static str;
+
+    /// New data was acknowledged outside fast recovery: grow `st.cwnd`.
+    fn on_ack(&mut self, st: &mut CcState, ack: &Ack);
+
+    /// ssthresh after a congestion event; RFC 5681 eq. (4) by default:
+    /// `max(FlightSize / 2, 2 * SMSS)`.
+    fn ssthresh(&mut self, st: &CcState, _event: Congestion) -> u64 {
+        (st.flight_size / 2).max(2 * st.mss as u64)
+    }
+
+    /// Every RTT sample, in or out of recovery (delay-based algorithms).
+    fn on_rtt_sample(&mut self, _st: &CcState, _rtt: Time) {}
+
+    /// A data segment of `bytes` left the sender.
+    fn on_sent(&mut self, _st: &CcState, _bytes: u32) {}
+
+    /// Fast recovery or recovery after a timeout ended.
+    fn on_recovery_exit(&mut self, _st: &mut CcState) {}
+}
+
+/// A registered congestion control.
+pub struct CcModel {
+    /// Name used in scenarios.
+    pub name: &'static str,
+    /// One line: what it is and its source.
+    pub doc: &'static str,
+    /// Declared parameters.
+    pub params: &'static [ParamSpec],
+    /// Construct from validated parameters.
+    pub build: fn(&Params) -> Box<dyn CongestionControl>,
+}
+
+/// Every congestion control ccsim knows; adding one is a file plus a line here.
+pub static CCS: &[CcModel] = &[newreno::MODEL];
+
+/// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
+/// bytes acknowledged up to `2 * SMSS` per ACK (RFC 3465 appropriate byte counting, L = 2,
+/// so that delayed ACKs still double the window per RTT), without overshooting ssthresh;
+/// congestion avoidance adds one SMSS per window of acknowledged bytes (RFC 5681 §3.1 byte
+/// counting), kept in `bytes_acked`.
+pub fn reno_increase(st: &mut CcState, acked: u64, bytes_acked: &mut u64) {
+    let mss = st.mss as u64;
+    let mut acked = acked;
+    if st.in_slow_start() {
+        let grow = acked.min(2 * mss).min(st.ssthresh - st.cwnd);
+        st.cwnd += grow;
+        acked -= grow.min(acked);
+        if st.in_slow_start() {
+            return;
+        }
+    }
+    *bytes_acked += acked;
+    if *bytes_acked >= st.cwnd {
+        *bytes_acked -= st.cwnd;
+        st.cwnd += mss;
+    }
+}

@@ -1,0 +1,122 @@
+//! TCP: a sender with NewReno (RFC 5681, RFC 6582) and SACK-based (RFC 6675) loss recovery,
+//! RTO per RFC 6298, ECN per RFC 3168, and pluggable congestion control; a receiver with
+//! delayed ACKs, SACK blocks and ECN echo.
+//!
+//! Simplifications, deliberate and documented: no connection handshake or teardown (the
+//! sender starts in ESTABLISHED with ECN and SACK as configured, like ns-2's one-way TCP);
+//! timestamps (RFC 7323) are always on and give every RTT sample, including on
+//! retransmissions; the receiver's advertised window is constant (the application reads
+//! everything immediately).
+
+pub mod cc;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::sim::time::{Time, MS, SEC};
+
+/// Socket options of a TCP flow, declared for `ccsim list` and validation.
+pub static PARAMS: &[ParamSpec] = &[
+    ParamSpec::new("mss", ParamKind::Bytes, Some(ParamValue::Int(1448)), "maximum segment size (payload bytes)")
+        .range(1.0, 65_495.0),
+    ParamSpec::new(
+        "header",
+        ParamKind::Bytes,
+        Some(ParamValue::Int(52)),
+        "IP+TCP header bytes per segment (20+20+12 timestamps: 1448 MSS gives 1500 B packets)",
+    )
+    .range(0.0, 200.0),
+    ParamSpec::new("init_cwnd", ParamKind::Int, Some(ParamValue::Int(10)), "initial window in segments (RFC 6928 IW10)")
+        .range(1.0, 1e6),
+    ParamSpec::new(
+        "init_ssthresh",
+        ParamKind::Size,
+        Some(ParamValue::Size(Size::Packets(0))),
+        "initial slow-start threshold in segments or bytes; 0 = unlimited (RFC 5681)",
+    ),
+    ParamSpec::new(
+        "rwnd",
+        ParamKind::Size,
+        Some(ParamValue::Size(Size::Bytes(4 << 20))),
+        "receiver's advertised window, segments or bytes",
+    ),
+    ParamSpec::new("delack_count", ParamKind::Int, Some(ParamValue::Int(2)), "ACK every Nth full segment (RFC 5681 §4.2: 2)")
+        .range(1.0, 64.0),
+    ParamSpec::new("delack_timeout", ParamKind::Time, Some(ParamValue::Int(200 * MS as i64)), "delayed-ACK timer (ns-3 200 ms; RFC 1122 < 500 ms)")
+        .range(0.0, 500e6),
+    ParamSpec::new("min_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "minimum RTO (RFC 6298: 1 s; Linux: 200 ms)"),
+    ParamSpec::new("max_rto", ParamKind::Time, Some(ParamValue::Int(60 * SEC as i64)), "maximum RTO (RFC 6298: at least 60 s)"),
+    ParamSpec::new("initial_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "RTO before the first RTT sample (RFC 6298: 1 s)"),
+    ParamSpec::new("sack", ParamKind::Bool, Some(ParamValue::Bool(true)), "SACK-based loss recovery (RFC 6675); false = NewReno (RFC 6582)"),
+    ParamSpec::new("ecn", ParamKind::Bool, Some(ParamValue::Bool(false)), "ECN-capable (RFC 3168): data sent ECT(0), reacts to ECE"),
+    ParamSpec::new("dupthresh", ParamKind::Int, Some(ParamValue::Int(3)), "duplicate ACKs that trigger fast retransmit")
+        .range(1.0, 1000.0),
+];
+
+/// Resolved TCP socket options (bytes and nanoseconds).
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    /// Maximum segment size (payload bytes).
+    pub mss: u32,
+    /// Header bytes added to each segment and forming each pure ACK.
+    pub header: u32,
+    /// Initial window (bytes).
+    pub init_cwnd: u64,
+    /// Initial ssthresh (bytes).
+    pub init_ssthresh: u64,
+    /// Receiver window (bytes).
+    pub rwnd: u64,
+    /// ACK every this many full segments.
+    pub delack_count: u32,
+    /// Delayed-ACK timeout.
+    pub delack_timeout: Time,
+    /// RTO bounds and initial value.
+    pub min_rto: Time,
+    /// Upper bound of the RTO.
+    pub max_rto: Time,
+    /// RTO before the first sample.
+    pub initial_rto: Time,
+    /// SACK-based recovery.
+    pub sack: bool,
+    /// ECN-capable.
+    pub ecn: bool,
+    /// Fast-retransmit threshold.
+    pub dupthresh: u32,
+}
+
+impl TcpConfig {
+    /// From validated parameters.
+    pub fn from_params(p: &Params) -> Self {
+        let mss = p.uint("mss") as u32;
+        let bytes = |s: Size| match s {
+            Size::Packets(n) => n.saturating_mul(mss as u64),
+            Size::Bytes(n) => n,
+        };
+        let init_ssthresh = match bytes(p.size("init_ssthresh")) {
+            0 => u64::MAX / 4,
+            n => n,
+        };
+        TcpConfig {
+            mss,
+            header: p.uint("header") as u32,
+            init_cwnd: p.uint("init_cwnd") * mss as u64,
+            init_ssthresh,
+            rwnd: bytes(p.size("rwnd")).clamp(mss as u64, u32::MAX as u64),
+            delack_count: p.uint("delack_count") as u32,
+            delack_timeout: p.uint("delack_timeout"),
+            min_rto: p.uint("min_rto"),
+            max_rto: p.uint("max_rto").max(p.uint("min_rto")),
+            initial_rto: p.uint("initial_rto"),
+            sack: p.bool("sack"),
+            ecn: p.bool("ecn"),
+            dupthresh: p.uint("dupthresh") as u32,
+        }
+    }
+
+    /// Defaults, for tests and Rust users.
+    pub fn default_config() -> Self {
+        let p = Params::resolve("tcp", PARAMS, &Default::default()).expect("defaults are valid");
+        Self::from_params(&p)
+    }
+}

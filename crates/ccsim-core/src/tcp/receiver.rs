@@ -1,0 +1,239 @@
+//! The TCP receiver: in-order delivery, out-of-order buffering, ACK generation.
+//!
+//! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs, at least every `delack_count` full
+//!   segments and within `delack_timeout`; an immediate ACK for an out-of-order segment (the
+//!   duplicate ACK) and for a segment that fills a gap.
+//! - RFC 2018: up to three SACK blocks, the block holding the most recently received segment
+//!   first (§4), then the others from the highest down.
+//! - RFC 7323 §4.3: the echoed timestamp is that of the earliest segment the ACK covers, so a
+//!   delayed ACK's RTT sample includes the delay; out-of-order segments do not update it.
+//! - RFC 3168 §6.1.3: after a CE-marked segment, set ECE on every ACK until a segment with
+//!   CWR arrives.
+
+use super::TcpConfig;
+use crate::endpoint::{Cx, Endpoint};
+use crate::packet::{Ecn, Kind, Packet, SackBlock, FLAG_CWR, FLAG_ECE, MAX_SACK_BLOCKS};
+use crate::sim::time::Time;
+
+/// A TCP receiver.
+pub struct TcpReceiver {
+    flow: u32,
+    /// The sending host, where ACKs go.
+    peer: u32,
+    cfg: TcpConfig,
+    /// Next byte expected (RFC 793 RCV.NXT).
+    rcv_nxt: u64,
+    /// Out-of-order data above `rcv_nxt`: sorted, disjoint `[start, end)` ranges.
+    ooo: Vec<(u64, u64)>,
+    /// Start of the range holding the most recent out-of-order arrival.
+    recent_block: Option<u64>,
+    /// In-order segments received since the last ACK.
+    unacked_segments: u32,
+    delack_deadline: Option<Time>,
+    /// RFC 7323 TS.Recent.
+    ts_recent: Time,
+    ece: bool,
+}
+
+impl TcpReceiver {
+    /// A receiver for `flow` acknowledging to node `peer`.
+    pub fn new(flow: u32, peer: u32, cfg: TcpConfig) -> Self {
+        TcpReceiver {
+            flow,
+            peer,
+            cfg,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            recent_block: None,
+            unacked_segments: 0,
+            delack_deadline: None,
+            ts_recent: 0,
+            ece: false,
+        }
+    }
+
+    /// Next byte expected.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Insert `[start, end)` into the out-of-order ranges, merging neighbours.
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < start);
+        let mut j = i;
+        let (mut s, mut e) = (start, end);
+        while j < self.ooo.len() && self.ooo[j].0 <= end {
+            s = s.min(self.ooo[j].0);
+            e = e.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, std::iter::once((s, e)));
+        self.recent_block = Some(s);
+    }
+
+    fn send_ack(&mut self, cx: &mut Cx) {
+        let mut pkt = Packet {
+            flow: self.flow,
+            dst: self.peer,
+            kind: Kind::TcpAck,
+            ack: self.rcv_nxt,
+            ts: cx.now,
+            ts_echo: self.ts_recent,
+            window: self.cfg.rwnd as u32,
+            flags: if self.ece { FLAG_ECE } else { 0 },
+            ..Packet::default()
+        };
+        if self.cfg.sack && !self.ooo.is_empty() {
+            let mut n = 0;
+            let recent = self.recent_block.and_then(|s| self.ooo.iter().find(|r| r.0 == s).copied());
+            let rest = self.ooo.iter().rev().filter(|r| Some(**r) != recent).copied();
+            for (s, e) in recent.into_iter().chain(rest).take(MAX_SACK_BLOCKS) {
+                pkt.sack[n] = SackBlock { start: (s - self.rcv_nxt) as u32, end: (e - self.rcv_nxt) as u32 };
+                n += 1;
+            }
+            pkt.sack_len = n as u8;
+        }
+        // SACK option: 2 bytes kind/length + 8 per block, padded to 4 (RFC 2018 §3).
+        let sack_bytes = if pkt.sack_len > 0 { (2 + 8 * pkt.sack_len as u32).next_multiple_of(4) } else { 0 };
+        pkt.size = self.cfg.header + sack_bytes;
+        cx.out.push(pkt);
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
+        if pkt.kind != Kind::TcpData {
+            return;
+        }
+        if pkt.flags & FLAG_CWR != 0 {
+            self.ece = false;
+        }
+        if pkt.ecn == Ecn::Ce {
+            self.ece = true;
+        }
+        let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
+        if end <= self.rcv_nxt {
+            // Old duplicate: acknowledge at once so the sender learns where we are.
+            self.send_ack(cx);
+            return;
+        }
+        if start > self.rcv_nxt {
+            self.insert_ooo(start, end);
+            self.send_ack(cx);
+            return;
+        }
+        // In order (possibly overlapping what we have).
+        if self.unacked_segments == 0 {
+            self.ts_recent = pkt.ts;
+        }
+        let had_gap = !self.ooo.is_empty();
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        while let Some(&(s, e)) = self.ooo.first() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(e);
+            self.ooo.remove(0);
+        }
+        cx.stats.delivered(cx.now, self.rcv_nxt - before);
+        self.unacked_segments += 1;
+        if had_gap || self.unacked_segments >= self.cfg.delack_count || self.cfg.delack_timeout == 0 {
+            self.send_ack(cx);
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(cx.now + self.cfg.delack_timeout);
+        }
+    }
+
+    fn on_wakeup(&mut self, cx: &mut Cx) {
+        if self.delack_deadline.is_some_and(|t| t <= cx.now) {
+            self.send_ack(cx);
+        }
+    }
+
+    fn next_wakeup(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::time::MS;
+    use crate::stats::FlowStats;
+
+    fn receiver(delack_count: i64) -> TcpReceiver {
+        let mut cfg = TcpConfig::default_config();
+        cfg.delack_count = delack_count as u32;
+        cfg.header = 40;
+        TcpReceiver::new(0, 9, cfg)
+    }
+
+    fn data(seq_seg: u64, ts: Time) -> Packet {
+        Packet { kind: Kind::TcpData, seq: seq_seg * 1000, payload: 1000, size: 1040, ts, ..Packet::default() }
+    }
+
+    fn feed(r: &mut TcpReceiver, p: Packet, now: Time, stats: &mut FlowStats) -> Vec<Packet> {
+        let mut out = vec![];
+        r.on_packet(&p, &mut Cx { now, out: &mut out, stats });
+        out
+    }
+
+    #[test]
+    fn acks_every_second_segment_or_on_the_timer() {
+        let mut r = receiver(2);
+        let mut st = FlowStats::default();
+        assert!(feed(&mut r, data(0, 5), 10, &mut st).is_empty());
+        assert_eq!(r.next_wakeup(), Some(10 + 200 * MS));
+        let acks = feed(&mut r, data(1, 6), 11, &mut st);
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 2000);
+        // Echo the earlier segment's timestamp (RFC 7323 §4.3).
+        assert_eq!(acks[0].ts_echo, 5);
+        assert_eq!(acks[0].size, 40);
+        // A lone segment is acknowledged by the timer.
+        assert!(feed(&mut r, data(2, 7), 20, &mut st).is_empty());
+        let mut out = vec![];
+        r.on_wakeup(&mut Cx { now: 20 + 200 * MS, out: &mut out, stats: &mut st });
+        assert_eq!(out[0].ack, 3000);
+        assert_eq!(st.bytes_delivered, 3000);
+    }
+
+    #[test]
+    fn out_of_order_data_gets_immediate_dupacks_with_sack_blocks() {
+        let mut r = receiver(2);
+        let mut st = FlowStats::default();
+        feed(&mut r, data(0, 1), 1, &mut st);
+        feed(&mut r, data(1, 1), 1, &mut st);
+        // Segment 2 lost; 3, 4 and 6 arrive.
+        let a = feed(&mut r, data(3, 1), 2, &mut st);
+        assert_eq!((a[0].ack, a[0].sack_len), (2000, 1));
+        assert_eq!(a[0].sack[0], SackBlock { start: 1000, end: 2000 });
+        feed(&mut r, data(4, 1), 3, &mut st);
+        let a = feed(&mut r, data(6, 1), 4, &mut st);
+        // Most recent block (6) first, then the others from the highest down.
+        assert_eq!(a[0].sack_len, 2);
+        assert_eq!(a[0].sack[0], SackBlock { start: 4000, end: 5000 });
+        assert_eq!(a[0].sack[1], SackBlock { start: 1000, end: 3000 });
+        assert_eq!(a[0].size, 40 + 20);
+        // The retransmission of 2 fills the gap up to 5: immediate ACK, 6 still SACKed.
+        let a = feed(&mut r, data(2, 9), 5, &mut st);
+        assert_eq!((a[0].ack, a[0].sack_len, a[0].ts_echo), (5000, 1, 9));
+        assert_eq!(st.bytes_delivered, 5000);
+    }
+
+    #[test]
+    fn echoes_congestion_until_cwr() {
+        let mut r = receiver(1);
+        let mut st = FlowStats::default();
+        let mut p = data(0, 1);
+        p.ecn = Ecn::Ce;
+        assert_eq!(feed(&mut r, p, 1, &mut st)[0].flags & FLAG_ECE, FLAG_ECE);
+        assert_eq!(feed(&mut r, data(1, 1), 2, &mut st)[0].flags & FLAG_ECE, FLAG_ECE);
+        let mut p = data(2, 1);
+        p.flags = FLAG_CWR;
+        assert_eq!(feed(&mut r, p, 3, &mut st)[0].flags & FLAG_ECE, 0);
+    }
+}

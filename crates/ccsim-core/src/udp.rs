@@ -1,0 +1,94 @@
+//! UDP: every write of the application leaves at once as one datagram (no segmentation, no
+//! IP fragmentation); the receiver delivers every datagram that arrives.
+
+use crate::app::{Application, Socket};
+use crate::endpoint::{Cx, Endpoint};
+use crate::packet::{Ecn, Kind, Packet};
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::sim::time::Time;
+
+/// Socket options of a UDP flow.
+pub static PARAMS: &[ParamSpec] = &[
+    ParamSpec::new("header", ParamKind::Bytes, Some(ParamValue::Int(28)), "IP+UDP header bytes (20+8)")
+        .range(0.0, 200.0),
+    ParamSpec::new("ecn", ParamKind::Bool, Some(ParamValue::Bool(false)), "send datagrams ECT(0)"),
+];
+
+/// A UDP sender.
+pub struct UdpSender {
+    flow: u32,
+    dst: u32,
+    header: u32,
+    ecn: bool,
+    app: Box<dyn Application>,
+    next_seq: u64,
+    writes: Writes,
+}
+
+impl UdpSender {
+    /// A sender for `flow` towards node `dst`.
+    pub fn new(flow: u32, dst: u32, p: &Params, app: Box<dyn Application>) -> Self {
+        UdpSender { flow, dst, header: p.uint("header") as u32, ecn: p.bool("ecn"), app, next_seq: 0, writes: Writes::default() }
+    }
+}
+
+/// The application's writes during one wakeup, each to become one datagram.
+#[derive(Default)]
+struct Writes(Vec<u64>);
+
+impl Socket for Writes {
+    fn buffered(&self) -> u64 {
+        0
+    }
+    fn write(&mut self, bytes: u64) {
+        self.0.push(bytes);
+    }
+    fn close(&mut self) {}
+}
+
+impl Endpoint for UdpSender {
+    fn on_packet(&mut self, _pkt: &Packet, _cx: &mut Cx) {}
+
+    fn on_wakeup(&mut self, cx: &mut Cx) {
+        let now = cx.now;
+        if !self.app.next_wakeup().is_some_and(|t| t <= now) {
+            return;
+        }
+        let mut writes = std::mem::take(&mut self.writes);
+        self.app.on_wakeup(now, &mut writes, cx.stats);
+        for bytes in writes.0.drain(..) {
+            let payload = bytes.min((u32::MAX - self.header) as u64) as u32;
+            cx.out.push(Packet {
+                flow: self.flow,
+                dst: self.dst,
+                size: payload + self.header,
+                payload,
+                seq: self.next_seq,
+                ts: now,
+                kind: Kind::Udp,
+                ecn: if self.ecn { Ecn::Ect0 } else { Ecn::NotEct },
+                ..Packet::default()
+            });
+            self.next_seq += 1;
+            cx.stats.count(now, |s| &mut s.packets_sent);
+        }
+        self.writes = writes;
+    }
+
+    fn next_wakeup(&self) -> Option<Time> {
+        self.app.next_wakeup()
+    }
+}
+
+/// A UDP receiver: counts what arrives.
+pub struct UdpReceiver;
+
+impl Endpoint for UdpReceiver {
+    fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
+        cx.stats.delivered(cx.now, pkt.payload as u64);
+    }
+    fn on_wakeup(&mut self, _cx: &mut Cx) {}
+    fn next_wakeup(&self) -> Option<Time> {
+        None
+    }
+}

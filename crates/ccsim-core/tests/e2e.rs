@@ -1,0 +1,200 @@
+//! End-to-end runs checked against hand computation, probability bounds and the issue's
+//! acceptance figures. Packet conservation is asserted by the engine itself after every
+//! `run_until` in debug builds (these tests), and checked explicitly here as well.
+
+mod common;
+
+use ccsim_core::config::{AlgoSpec, Config, FlowSpec, NodeKind, NodeSpec, TraceSpec};
+use ccsim_core::params::ParamValue;
+use ccsim_core::sim::time::{tx_time, MS, SEC, US};
+use ccsim_core::{Results, Simulation};
+use common::*;
+
+fn run(cfg: &Config) -> (Simulation, Results) {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    sim.run();
+    sim.check_conservation().expect("conservation");
+    let r = sim.results();
+    (sim, r)
+}
+
+/// Two hosts joined by one link, a -> b at `rate` with `delay`, and a UDP flow of periodic
+/// messages.
+fn two_hosts(rate: u64, delay: u64, loss: f64, size: i64, period: u64, stop: u64) -> Config {
+    let mut d = dir(rate, delay, droptail(100_000));
+    d.loss = loss;
+    Config {
+        duration_ns: stop + SEC,
+        warmup_ns: 0,
+        seed: 3,
+        nodes: vec![
+            NodeSpec { name: "a".into(), kind: NodeKind::Host },
+            NodeSpec { name: "b".into(), kind: NodeKind::Host },
+        ],
+        links: vec![link(0, 1, d)],
+        flows: vec![FlowSpec {
+            name: None,
+            src: 0,
+            dst: 1,
+            transport: AlgoSpec::named("udp"),
+            cc: None,
+            app: AlgoSpec::named("periodic")
+                .with("size", ParamValue::Int(size))
+                .with("period", ParamValue::Int(period as i64)),
+            start_ns: 0,
+            start_max_ns: None,
+            stop_ns: Some(stop),
+            group: None,
+        }],
+        trace: TraceSpec::default(),
+        bottleneck: None,
+        jain_flows: None,
+    }
+}
+
+#[test]
+fn a_packet_arrives_after_serialization_plus_propagation() {
+    // 972 B payload + 28 B header = 1000 B at 1 Mb/s: 8 ms, plus 5 ms propagation.
+    let (_, r) = run(&two_hosts(1_000_000, 5 * MS, 0.0, 972, 100 * MS, 50 * MS));
+    let f = &r.flows[0];
+    assert_eq!(f.packets_received, 1);
+    assert_eq!(f.delay_max_s, Some(0.013));
+    assert_eq!(tx_time(1000, 1_000_000), 8 * MS);
+}
+
+#[test]
+fn back_to_back_packets_are_serialized() {
+    // Ten 1000 B packets written 1 us apart into an 8 ms/packet link: packet k leaves at
+    // 8(k+1) ms and was written at k us, so its delay is 8(k+1) ms - k us + 5 ms.
+    let (_, r) = run(&two_hosts(1_000_000, 5 * MS, 0.0, 972, US, 10 * US));
+    let f = &r.flows[0];
+    assert_eq!(f.packets_received, 10);
+    let k = 9.0;
+    let expect_max = (8.0 * (k + 1.0)) * 1e-3 - k * 1e-6 + 5e-3;
+    assert!((f.delay_max_s.unwrap() - expect_max).abs() < 1e-12, "{:?}", f.delay_max_s);
+    let mean: f64 = (0..10).map(|k| 8e-3 * (k as f64 + 1.0) - k as f64 * 1e-6 + 5e-3).sum::<f64>() / 10.0;
+    assert!((f.delay_mean_s.unwrap() - mean).abs() < 1e-12);
+}
+
+#[test]
+fn random_loss_drops_about_p_of_packets() {
+    // 20 000 packets at p = 0.05: losses ~ Binomial(20000, 0.05), mean 1000, sd 30.8;
+    // accept mean +- 5 sd.
+    let n = 20_000u64;
+    let (_, r) = run(&two_hosts(100_000_000, MS, 0.05, 100, 100 * US, n * 100 * US));
+    let lost = r.queues[0].link_losses as f64;
+    assert_eq!(r.flows[0].packets_sent, n);
+    assert_eq!(r.flows[0].packets_received + r.queues[0].link_losses, n);
+    let (mean, sd) = (n as f64 * 0.05, (n as f64 * 0.05 * 0.95).sqrt());
+    assert!((lost - mean).abs() < 5.0 * sd, "lost {lost}, expected {mean} +- {}", 5.0 * sd);
+}
+
+fn one_flow_10mbps() -> Config {
+    // RTT = 2 * (1 + 8 + 1) ms = 20 ms; BDP = 10 Mb/s * 20 ms = 25 000 B ~ 17 packets.
+    let mut cfg = dumbbell(1, 10_000_000, 8 * MS, droptail(17), 1_000_000_000, |_| MS);
+    cfg.duration_ns = 30 * SEC;
+    cfg.flows.push(bulk_tcp(1, 0, "newreno"));
+    cfg
+}
+
+#[test]
+fn one_newreno_flow_fills_a_one_bdp_buffered_link() {
+    let (_, r) = run(&one_flow_10mbps());
+    let u = r.utilization.unwrap();
+    assert!(u > 0.90, "utilization {u}");
+    assert!(u <= 1.0);
+    // Goodput is below the link rate by the header share (1448/1500) at most.
+    let g = r.flows[0].goodput_bps;
+    assert!(g < 10e6 * 1448.0 / 1500.0 + 1.0 && g > 0.85 * 10e6, "goodput {g}");
+    assert!(r.queues[0].drops > 0, "a one-BDP buffer must overflow now and then");
+    assert!(r.flows[0].fast_recoveries > 0);
+    // Minimum RTT: 20 ms of propagation plus serialization of a data packet and an ACK.
+    let rtt_min = r.flows[0].rtt_min_s.unwrap();
+    assert!(rtt_min > 0.020 && rtt_min < 0.023, "rtt_min {rtt_min}");
+}
+
+#[test]
+fn four_flows_with_equal_rtts_share_fairly() {
+    let mut cfg = dumbbell(4, 10_000_000, 5 * MS, droptail(50), 100_000_000, |_| 5 * MS);
+    cfg.duration_ns = 60 * SEC;
+    cfg.warmup_ns = 10 * SEC;
+    for i in 0..4 {
+        let mut f = bulk_tcp(4, i, "newreno");
+        f.start_max_ns = Some(SEC);
+        cfg.flows.push(f);
+    }
+    let (_, r) = run(&cfg);
+    let j = r.jain_index.unwrap();
+    assert!(j > 0.95, "Jain {j}: {:?}", r.flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>());
+    assert!(r.utilization.unwrap() > 0.9);
+}
+
+#[test]
+fn same_seed_gives_identical_results_and_seeds_matter() {
+    let mut cfg = dumbbell(3, 10_000_000, 5 * MS, droptail(30), 100_000_000, |i| (1 + 10 * i as u64) * MS);
+    cfg.duration_ns = 10 * SEC;
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true };
+    for i in 0..3 {
+        let mut f = bulk_tcp(3, i, "newreno");
+        f.start_max_ns = Some(SEC);
+        cfg.flows.push(f);
+    }
+    let json = |c: &Config| serde_json::to_string(&run(c).1).unwrap();
+    let a = json(&cfg);
+    assert_eq!(a, json(&cfg));
+    cfg.seed = 2;
+    let b = json(&cfg);
+    assert_ne!(a, b);
+}
+
+#[test]
+fn runs_can_be_advanced_in_slices_without_changing_the_outcome() {
+    let cfg = one_flow_10mbps();
+    let (_, whole) = run(&cfg);
+    let mut sim = Simulation::new(&cfg).unwrap();
+    let mut t = 0;
+    while !sim.finished() {
+        t += 777 * MS;
+        sim.run_until(t);
+    }
+    let sliced = sim.results();
+    assert_eq!(serde_json::to_string(&whole).unwrap(), serde_json::to_string(&sliced).unwrap());
+}
+
+#[test]
+fn traces_have_one_row_per_interval() {
+    let mut cfg = one_flow_10mbps();
+    cfg.duration_ns = 2 * SEC;
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true };
+    let (_, r) = run(&cfg);
+    assert_eq!(r.traces["time_s"].len(), 201);
+    assert_eq!(r.traces["queue.A->B.len_pkts"].len(), 201);
+    assert_eq!(r.traces["flow.0.cwnd_bytes"][0], 10.0 * 1448.0);
+    assert!(r.traces["queue.A->B.len_pkts"].iter().all(|&q| q <= 17.0));
+}
+
+#[test]
+fn bad_configurations_name_the_field() {
+    let mut cfg = one_flow_10mbps();
+    cfg.flows[0].cc = Some(AlgoSpec::named("tahoe"));
+    let e = Simulation::new(&cfg).err().unwrap();
+    assert_eq!(e.field, "flows[0].cc.kind");
+    assert!(e.message.contains("newreno"));
+
+    let mut cfg = one_flow_10mbps();
+    cfg.links[0].ab.queue = droptail(10).with("limt", ParamValue::Int(3));
+    let e = Simulation::new(&cfg).err().unwrap();
+    assert_eq!(e.field, "links[0].ab.queue.limt");
+
+    let mut cfg = one_flow_10mbps();
+    cfg.links[1].b = 99;
+    assert_eq!(Simulation::new(&cfg).err().unwrap().field, "links[1].b");
+
+    let mut cfg = one_flow_10mbps();
+    cfg.flows[0].dst = 0; // router A
+    assert_eq!(Simulation::new(&cfg).err().unwrap().field, "flows[0].dst");
+
+    let e = ccsim_core::from_json(r#"{"duration_ns": 1, "nodes": [], "links": [], "bogus": 1}"#).err().unwrap();
+    assert!(e.message.contains("bogus"), "{e}");
+}
+

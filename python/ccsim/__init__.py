@@ -1,0 +1,48 @@
+"""ccsim: a fast, deterministic packet-level network simulator.
+
+The engine is Rust (``ccsim._core``); this package reads scenarios, checks them against the
+engine's registry of models, runs them and presents the results::
+
+    import ccsim
+    result = ccsim.run("scenarios/flagship.toml", seed=2)
+    result.flows[["id", "cc", "goodput_bps"]]
+    result.write("out/")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .api import Result, run
+from .builders import daisy_chain, dumbbell, explicit
+from .errors import ScenarioError
+from .scenario import Flow, Metrics, Scenario, Simulation, Trace, from_dict, load
+from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "run",
+    "Result",
+    "load",
+    "from_dict",
+    "compile",
+    "Scenario",
+    "Simulation",
+    "Flow",
+    "Metrics",
+    "Trace",
+    "LinkSpec",
+    "Dumbbell",
+    "DaisyChain",
+    "Explicit",
+    "dumbbell",
+    "daisy_chain",
+    "explicit",
+    "ScenarioError",
+]
+
+
+def compile(scenario: Scenario) -> dict[str, Any]:  # noqa: A001 - the public name of the step
+    """The core configuration (config.rs) a scenario compiles to, as a JSON-able dict."""
+    return scenario.to_config()

@@ -1,0 +1,195 @@
+"""``ccsim.run``: compile a scenario, let the engine simulate it, wrap what it measured.
+
+The engine does all the work; this module only slices simulated time so that Ctrl-C and a
+progress bar stay responsive, and turns the results JSON (results.rs) into DataFrames, a
+JSON-able summary and files.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .errors import ScenarioError
+from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_goodput, plot_series
+from .scenario import U64_MAX, Scenario, from_dict, load
+
+__all__ = ["run", "Result", "as_scenario"]
+
+# Wall time a slice of simulated time should take: short enough for Ctrl-C and the bar to
+# respond, long enough that crossing into Rust costs nothing measurable.
+SLICE_WALL_S = 0.1
+# The progress bar appears only for runs that last longer than this.
+PROGRESS_AFTER_S = 1.0
+
+
+class Result:
+    """What a run measured (``Results`` of results.rs), as DataFrames and a summary."""
+
+    def __init__(self, raw: Mapping[str, Any], config: Mapping[str, Any], wall_time_s: float) -> None:
+        self.raw = dict(raw)
+        """The engine's results, as parsed from its JSON."""
+        self.config = dict(config)
+        """The core configuration that was run."""
+        self.wall_time_s = wall_time_s
+        self.flows = pd.DataFrame(self.raw["flows"])
+        """One row per flow, columns as ``FlowResult``."""
+        self.queues = pd.DataFrame(self.raw["queues"])
+        """One row per output queue (link direction), columns as ``QueueResult``."""
+        traces = self.raw.get("traces") or {}
+        columns = ["time_s"] + sorted(c for c in traces if c != "time_s")
+        self.traces = pd.DataFrame({c: traces.get(c, []) for c in columns})
+        """``time_s`` plus one column per series, e.g. ``queue.A->B.len_pkts``, ``flow.0.cwnd_bytes``."""
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Everything but the time series, JSON-able; identical for identical seeds."""
+        return {key: value for key, value in self.raw.items() if key != "traces"}
+
+    @property
+    def jain_index(self) -> float:
+        return float(self.raw["jain_index"])
+
+    @property
+    def utilization(self) -> float | None:
+        value = self.raw.get("utilization")
+        return None if value is None else float(value)
+
+    @property
+    def events(self) -> int:
+        return int(self.raw["events"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.raw["seed"])
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """Write tables (Parquet), ``summary.json`` and PNG plots into ``out_dir``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, frame in (("flows", self.flows), ("queues", self.queues), ("traces", self.traces)):
+            path = out / f"{name}.parquet"
+            frame.to_parquet(path, index=False)
+            written.append(path)
+        summary_path = out / "summary.json"
+        summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        written.append(summary_path)
+        plots = [
+            ("queue_length.png", lambda p: plot_series(
+                self.traces, "queue.", QUEUE_LENGTH_SUFFIX, "queue length (packets)", "Queue length", p)),
+            ("cwnd.png", lambda p: plot_series(
+                self.traces, "flow.", CWND_SUFFIX, "cwnd (KB)", "Congestion window", p, scale=1e-3)),
+            ("goodput.png", lambda p: plot_goodput(self.flows, p)),
+        ]
+        for filename, draw in plots:
+            path = out / filename
+            if draw(path):
+                written.append(path)
+        return written
+
+    def __repr__(self) -> str:
+        util = "n/a" if self.utilization is None else f"{self.utilization:.3f}"
+        return (f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
+                f"jain={self.jain_index:.3f} utilization={util} events={self.events}>")
+
+
+def as_scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: list[str] | None = None) -> Scenario:
+    """A validated Scenario from a model, a path to a TOML file, or nested dicts."""
+    if isinstance(scenario, Scenario):
+        if overrides:
+            raise TypeError("overrides apply to scenario files; change the Scenario object instead")
+        return scenario
+    if isinstance(scenario, (str, Path)):
+        return load(scenario, overrides)
+    if isinstance(scenario, Mapping):
+        if overrides:
+            raise TypeError("overrides apply to scenario files; change the dict instead")
+        return from_dict(dict(scenario))
+    raise TypeError(f"expected a Scenario, a path or a dict, got {type(scenario).__name__}")
+
+
+def _drive(sim: Any, show_progress: bool) -> None:
+    """Advance the engine to its end in slices of simulated time."""
+    duration = int(sim.duration_ns)
+    step = max(duration // 1000, 1)
+    target = int(sim.now_ns)
+    started = time.perf_counter()
+    bar = None
+    try:
+        while target < duration and not sim.finished:
+            target = min(target + step, duration)
+            slice_start = time.perf_counter()
+            sim.run_until(target)  # releases the GIL; KeyboardInterrupt lands between slices
+            spent = time.perf_counter() - slice_start
+            # Aim each slice at SLICE_WALL_S of wall time, growing at most 4x at a time.
+            step = max(1, min(step * 4, int(step * SLICE_WALL_S / spent) if spent > 0 else step * 4))
+            if show_progress and bar is None and time.perf_counter() - started > PROGRESS_AFTER_S:
+                bar = _ProgressBar(duration)
+            if bar is not None:
+                bar.update(target)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, in seconds of simulated time."""
+
+    def __init__(self, duration_ns: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._duration_s = duration_ns / 1e9
+        self._progress = Progress(
+            TextColumn("simulating"),
+            BarColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task("", total=duration_ns)
+        self._progress.start()
+
+    def update(self, now_ns: int) -> None:
+        self._progress.update(
+            self._task, completed=now_ns, description=f"{now_ns / 1e9:.1f}/{self._duration_s:.1f} s"
+        )
+
+    def close(self) -> None:
+        self._progress.stop()
+
+
+def run(
+    scenario: Scenario | str | Path | Mapping[str, Any],
+    seed: int | None = None,
+    progress: bool = False,
+    overrides: list[str] | None = None,
+) -> Result:
+    """Simulate ``scenario`` (a Scenario, a TOML path or a dict) and return what it measured.
+
+    ``seed`` replaces ``simulation.seed``; ``overrides`` are ``key.path=value`` strings applied
+    to a scenario file. Raises ScenarioError for bad scenarios, ``_core.ConfigError`` if the
+    engine rejects the compiled configuration, ``_core.SimulationError`` if the engine fails.
+    """
+    model = as_scenario(scenario, overrides)
+    config = model.to_config()
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= U64_MAX:
+            raise ScenarioError("", "seed", f"expected an integer in 0..{U64_MAX}, got {seed!r}")
+        config["seed"] = seed
+    from . import _core  # the engine; imported here so scenarios can be checked without it
+
+    started = time.perf_counter()
+    sim = _core.Simulation(json.dumps(config))
+    _drive(sim, progress)
+    raw = json.loads(sim.results_json())
+    return Result(raw, config, time.perf_counter() - started)

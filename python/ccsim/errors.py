@@ -1,0 +1,128 @@
+"""Errors of the Python front, all of the form ``FILE: FIELD: MESSAGE``.
+
+A researcher fixing a scenario needs three things from an error: which file, which key
+(as the dotted path they would pass to ``--set``) and what would have been accepted. Pydantic's
+own errors carry a location tuple and English that talks about Python types; this module turns
+them into that one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+__all__ = ["ScenarioError", "FieldError", "format_path", "scenario_error_from_validation"]
+
+# A scenario built in Python (or passed as a dict) has no file; errors say so.
+NO_FILE = "<scenario>"
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run: which file, which field, what is wrong and what is allowed."""
+
+    def __init__(self, file: str, field: str, message: str) -> None:
+        self.file = file
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.file, self.field, self.message) if p]
+        return ": ".join(parts)
+
+
+class FieldError(ValueError):
+    """Raised inside validation; ``field`` is relative to where it is raised (may be empty).
+
+    Pydantic attaches the location of the model being validated; the relative field lets a
+    check on a parent (e.g. the whole scenario) point at a key deep inside it.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.message = message
+
+
+def join_path(path: str, key: str) -> str:
+    """``flows[0]`` + ``cc`` -> ``flows[0].cc``; ``flows`` + ``[1]`` -> ``flows[1]``."""
+    if not path:
+        return key
+    if not key:
+        return path
+    return f"{path}{key}" if key.startswith("[") else f"{path}.{key}"
+
+
+def format_path(loc: Sequence[int | str]) -> str:
+    """A pydantic location to the dotted form used on the command line: ``flows[0].cc``."""
+    path = ""
+    for part in loc:
+        path = join_path(path, f"[{part}]" if isinstance(part, int) else str(part))
+    return path
+
+
+# Tags pydantic puts into locations of discriminated unions; they are not keys of the file.
+_UNION_TAGS = {"topology": {"dumbbell", "daisy_chain", "explicit"}}
+
+
+def _strip_union_tags(loc: Sequence[int | str]) -> list[int | str]:
+    out: list[int | str] = []
+    for part in loc:
+        if out and isinstance(out[-1], str) and part in _UNION_TAGS.get(out[-1], ()):
+            continue
+        out.append(part)
+    return out
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _message(error: Any) -> tuple[str, str]:
+    """(extra relative field, message) for one pydantic error."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    given = error.get("input")
+    if kind == "value_error" and isinstance(ctx.get("error"), FieldError):
+        raised: FieldError = ctx["error"]
+        return raised.field, raised.message
+    if kind == "value_error":
+        return "", str(ctx.get("error", error["msg"]))
+    if kind == "missing":
+        return "", "required field missing"
+    if kind == "extra_forbidden":
+        return "", "unknown field"
+    if kind == "union_tag_invalid":
+        return "kind", f"unknown kind {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
+    if kind == "union_tag_not_found":
+        return "kind", "required field missing"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return "", f"expected a table, got {_describe(given)}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "", f"expected an integer, got {_describe(given)}"
+    if kind in ("bool_type", "bool_parsing"):
+        return "", f"expected true or false, got {_describe(given)}"
+    if kind == "string_type":
+        return "", f"expected a string, got {_describe(given)}"
+    if kind in ("list_type", "tuple_type"):
+        return "", f"expected a list, got {_describe(given)}"
+    message = str(error["msg"])
+    message = message[:1].lower() + message[1:]
+    return "", f"{message}, got {_describe(given)}"
+
+
+def scenario_error_from_validation(exc: ValidationError, file: str, prefix: str = "") -> ScenarioError:
+    """The first problem of a pydantic ValidationError as a ScenarioError.
+
+    ``prefix`` is the path of the model that was validated (empty for a whole scenario).
+    """
+    errors = exc.errors()
+    first = errors[0]
+    extra, message = _message(first)
+    field = join_path(join_path(prefix, format_path(_strip_union_tags(first["loc"]))), extra)
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return ScenarioError(file, field, message)

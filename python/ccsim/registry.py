@@ -1,0 +1,288 @@
+"""The engine's catalogue of models (queue disciplines, congestion controls, transports,
+applications) and their parameter tables, as declared in the Rust code.
+
+Nothing here is written by hand: the tables come from ``_core.registry_json()``, so scenario
+validation and ``ccsim list`` follow the engine whenever a model or parameter is added.
+Parameters written with units (``"5ms"``) are converted to the canonical encoding of
+``params.rs`` here, so that errors can name the scenario's own field before the engine runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from . import units
+from .errors import FieldError, join_path
+
+__all__ = [
+    "FAMILIES",
+    "FAMILY_TITLES",
+    "ParamError",
+    "ParamInfo",
+    "ModelInfo",
+    "Registry",
+    "get_registry",
+    "set_registry",
+    "validate_params",
+    "parse_param",
+    "format_param",
+    "KIND_UNITS",
+]
+
+Family = Literal["queue", "cc", "transport", "app"]
+FAMILIES: Final[tuple[Family, ...]] = ("queue", "cc", "transport", "app")
+FAMILY_TITLES: Final[dict[str, str]] = {
+    "queue": "queue discipline",
+    "cc": "congestion control",
+    "transport": "transport",
+    "app": "application",
+}
+
+# How each parameter kind is written; shown by `ccsim list`.
+KIND_UNITS: Final[dict[str, str]] = {
+    "time": "time (ns, us, ms, s, min)",
+    "rate": "rate (bps, kbps, Mbps, Gbps)",
+    "bytes": "bytes (B, KB, KiB, MB, MiB)",
+    "size": "packets (p) or bytes (B)",
+    "float": "number",
+    "prob": "probability (0..1 or %)",
+    "int": "integer",
+    "bool": "true / false",
+}
+
+
+class ParamError(FieldError):
+    """A bad model name or parameter. ``field`` is the dotted path of the offending key."""
+
+
+def _parse_float(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise units.UnitError(f"{value!r} is not a number")
+    return float(value)
+
+
+def _parse_int(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise units.UnitError(f"{value!r} is not an integer")
+    return value
+
+
+def _parse_bool(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise units.UnitError(f"{value!r} is not a boolean; write true or false")
+    return value
+
+
+_PARSERS: Final[dict[str, Callable[[object], Any]]] = {
+    "time": units.parse_time,
+    "rate": units.parse_rate,
+    "bytes": units.parse_bytes,
+    "size": units.parse_size,
+    "float": _parse_float,
+    "prob": units.parse_prob,
+    "int": _parse_int,
+    "bool": _parse_bool,
+}
+
+
+def parse_param(kind: str, value: object) -> Any:
+    """A value as written in a scenario, to the canonical encoding of its kind."""
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        raise units.UnitError(f"parameter kind {kind!r} is not supported by this version of ccsim")
+    return parser(value)
+
+
+def format_param(kind: str, value: Any) -> str:
+    """A canonical value back to the way a scenario writes it (for `ccsim list`, dumps)."""
+    if value is None:
+        return "required"
+    if kind == "time":
+        return units.format_time(int(value))
+    if kind == "rate":
+        return units.format_rate(int(value))
+    if kind == "bytes":
+        return units.format_bytes(int(value))
+    if kind == "size":
+        return units.format_size(value)
+    if kind == "bool":
+        return "true" if value else "false"
+    return repr(value)
+
+
+def _to_human(kind: str, value: Any) -> Any:
+    """The form that `parse_param` accepts back: strings for quantities, values otherwise."""
+    return format_param(kind, value) if kind in ("time", "rate", "bytes", "size") else value
+
+
+def _magnitude(kind: str, value: Any) -> float:
+    """The number that min/max bounds apply to (params.rs: a size's count)."""
+    if kind == "size":
+        return float(next(iter(value.values())))
+    return float(value)
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One declared parameter (``ParamSpec`` in params.rs)."""
+
+    name: str
+    kind: str
+    default: Any  # canonical encoding; None when required
+    min: float | None
+    max: float | None
+    doc: str
+
+    def bound_text(self, bound: float) -> str:
+        """A bound in the parameter's own units."""
+        if self.kind in ("time", "rate", "bytes") and float(bound).is_integer():
+            return format_param(self.kind, int(bound))
+        return f"{bound:g}"
+
+    def range_text(self) -> str:
+        """``"1ms..1s"``, ``">= 1"``, or empty when unbounded."""
+        lo = self.bound_text(self.min) if self.min is not None else None
+        hi = self.bound_text(self.max) if self.max is not None else None
+        if lo is not None and hi is not None:
+            return f"{lo}..{hi}"
+        if lo is not None:
+            return f">= {lo}"
+        if hi is not None:
+            return f"<= {hi}"
+        return ""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One registered model: its family, name, doc line and parameter table."""
+
+    family: str
+    name: str
+    doc: str
+    params: tuple[ParamInfo, ...]
+
+    def param(self, name: str) -> ParamInfo | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+class Registry:
+    """All registered models, by family and name."""
+
+    def __init__(self, models: list[ModelInfo]) -> None:
+        self._models: dict[str, dict[str, ModelInfo]] = {family: {} for family in FAMILIES}
+        for model in models:
+            self._models.setdefault(model.family, {})[model.name] = model
+
+    @classmethod
+    def from_json(cls, text: str) -> Registry:
+        entries = json.loads(text)
+        return cls(
+            [
+                ModelInfo(
+                    family=entry["family"],
+                    name=entry["name"],
+                    doc=entry.get("doc", ""),
+                    params=tuple(
+                        ParamInfo(
+                            name=p["name"],
+                            kind=p["kind"],
+                            default=p.get("default"),
+                            min=p.get("min"),
+                            max=p.get("max"),
+                            doc=p.get("doc", ""),
+                        )
+                        for p in entry.get("params", [])
+                    ),
+                )
+                for entry in entries
+            ]
+        )
+
+    def families(self) -> list[str]:
+        return [f for f in self._models if self._models[f]]
+
+    def names(self, family: str) -> list[str]:
+        return sorted(self._models.get(family, {}))
+
+    def models(self, family: str) -> list[ModelInfo]:
+        return [self._models[family][name] for name in self.names(family)]
+
+    def model(self, family: str, name: object, path: str = "") -> ModelInfo:
+        """The model called ``name``, or a ParamError listing the registered ones."""
+        title = FAMILY_TITLES.get(family, family)
+        registered = ", ".join(self.names(family)) or "none"
+        if not isinstance(name, str):
+            raise ParamError(path, f"expected the name of a {title} (registered: {registered}), got {name!r}")
+        model = self._models.get(family, {}).get(name)
+        if model is None:
+            raise ParamError(path, f"unknown {title} {name!r}; registered: {registered}")
+        return model
+
+    def validate_params(
+        self, family: str, name: str, given: Mapping[str, object], path: str = ""
+    ) -> dict[str, Any]:
+        """Check ``given`` parameters of model ``name`` and convert them to canonical units.
+
+        Only the parameters given are returned; the engine fills the declared defaults.
+        Errors name ``path.param``.
+        """
+        model = self.model(family, name, path)
+        allowed = ", ".join(p.name for p in model.params) or "none"
+        canonical: dict[str, Any] = {}
+        for key, value in given.items():
+            field = join_path(path, key)
+            spec = model.param(key)
+            if spec is None:
+                raise ParamError(field, f"unknown parameter of {name}; allowed: {allowed}")
+            try:
+                converted = parse_param(spec.kind, value)
+            except units.UnitError as exc:
+                raise ParamError(field, str(exc)) from None
+            if spec.kind != "bool":
+                magnitude = _magnitude(spec.kind, converted)
+                if spec.min is not None and magnitude < spec.min:
+                    raise ParamError(field, f"must be >= {spec.bound_text(spec.min)}, got {value!r}")
+                if spec.max is not None and magnitude > spec.max:
+                    raise ParamError(field, f"must be <= {spec.bound_text(spec.max)}, got {value!r}")
+            canonical[key] = converted
+        for spec in model.params:
+            if spec.default is None and spec.name not in canonical:
+                raise ParamError(join_path(path, spec.name), f"required parameter of {name} missing ({spec.doc})")
+        return canonical
+
+    def to_human(self, family: str, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Canonical parameters back to scenario notation (inverse of validate_params)."""
+        model = self.model(family, name)
+        out: dict[str, Any] = {}
+        for key, value in params.items():
+            spec = model.param(key)
+            out[key] = _to_human(spec.kind, value) if spec is not None else value
+        return out
+
+
+_registry: Registry | None = None
+
+
+def get_registry() -> Registry:
+    """The engine's registry, read once from ``_core``."""
+    global _registry
+    if _registry is None:
+        from . import _core  # imported lazily: units and parsing work without the engine
+
+        _registry = Registry.from_json(_core.registry_json())
+    return _registry
+
+
+def set_registry(registry: Registry | None) -> None:
+    """Use another registry (tools and tests that describe models without the engine);
+    ``None`` goes back to the engine's."""
+    global _registry
+    _registry = registry
+
+
+def validate_params(family: str, name: str, given: Mapping[str, object], path: str) -> dict[str, Any]:
+    """Check and convert the parameters of one model against the engine's registry."""
+    return get_registry().validate_params(family, name, given, path)

@@ -1,0 +1,280 @@
+"""The scenario file: pydantic models of its TOML tables, cross-reference checks, loading with
+command-line overrides, and compilation to the engine's configuration (config.rs).
+
+Key paths (``simulation.duration``, ``topology.bottleneck.queue.kind``, ``flows[0].cc``...) are
+the public interface of sweeps, docs and ``--set``; keep them stable.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from . import units
+from .errors import NO_FILE, FieldError, ScenarioError
+from .fields import AppAlgo, CcAlgo, StartWindow, StrictModel, Time, TransportAlgo, algo
+from .overrides import apply_overrides
+from .topology import DaisyChain, Dumbbell, Explicit, Network, Topology
+
+__all__ = ["Simulation", "Flow", "Metrics", "Trace", "Scenario", "load", "from_dict", "compile_scenario"]
+
+U64_MAX = 2**64 - 1
+
+
+class Simulation(StrictModel):
+    """``[simulation]``: how long, from when statistics count, which seed."""
+
+    duration: Time
+    warmup: Time = 0
+    seed: Annotated[int, Field(ge=0, le=U64_MAX)] = 1
+
+    @model_validator(mode="after")
+    def _window_is_not_empty(self) -> Simulation:
+        if self.duration <= 0:
+            raise FieldError("duration", "must be longer than 0s")
+        if self.warmup >= self.duration:
+            raise FieldError(
+                "warmup",
+                f"must be shorter than simulation.duration ({units.format_time(self.duration)}), "
+                f"got {units.format_time(self.warmup)}",
+            )
+        return self
+
+
+class Flow(StrictModel):
+    """One ``[[flows]]`` table: ``count`` identical flows from a host to a host."""
+
+    pair: Annotated[int, Field(ge=0)] | None = None
+    src: str | None = None
+    dst: str | None = None
+    count: Annotated[int, Field(ge=1)] = 1
+    transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "tcp"))
+    cc: CcAlgo | None = None
+    app: AppAlgo = Field(default_factory=lambda: algo("app", "bulk"))
+    start: StartWindow = (0, None)
+    stop: Time | None = None
+    group: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _addressed_once(self) -> Flow:
+        if self.pair is not None and (self.src is not None or self.dst is not None):
+            raise FieldError("pair", "give either pair or src and dst, not both")
+        if self.pair is None:
+            for end in ("src", "dst"):
+                if getattr(self, end) is None:
+                    raise FieldError(end, "required: give pair = i (dumbbell), or src and dst host names")
+        if self.stop is not None and self.stop <= self.start[0]:
+            raise FieldError("stop", "must be after start")
+        return self
+
+
+class Metrics(StrictModel):
+    """``[metrics]``: which flows Jain's index covers (all when absent)."""
+
+    jain_flows: list[Annotated[int, Field(ge=0)]] | None = None
+
+
+class Trace(StrictModel):
+    """``[trace]``: time series sampled every ``interval``."""
+
+    interval: Time
+    queues: list[str] = []
+    cwnd: bool = True
+
+    @model_validator(mode="after")
+    def _interval_positive(self) -> Trace:
+        if self.interval <= 0:
+            raise FieldError("interval", "must be longer than 0s")
+        return self
+
+
+class Scenario(StrictModel):
+    """A whole scenario. ``ccsim.load(path)``, ``from_dict(d)`` and ``Scenario.build(d)`` raise
+    ScenarioError on bad input; ``Scenario(...)`` raises pydantic's ValidationError."""
+
+    description: str | None = None
+    simulation: Simulation
+    topology: Topology
+    flows: list[Flow] = []
+    metrics: Metrics = Metrics()
+    trace: Trace | None = None
+
+    _network: Network = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> Scenario:
+        try:
+            self._network = self.topology.build()
+        except FieldError as exc:
+            raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
+        _check_flows(self, self._network)
+        _check_queue_names(self, self._network)
+        return self
+
+    @property
+    def network(self) -> Network:
+        """The expanded nodes and links."""
+        return self._network
+
+    def expanded_flows(self) -> list[tuple[Flow, str, str, int]]:
+        """(flow table, src name, dst name, replica number) per flow after ``count``."""
+        out = []
+        for flow in self.flows:
+            src, dst = _endpoints(flow)
+            out.extend((flow, src, dst, replica) for replica in range(flow.count))
+        return out
+
+    def bottleneck_queue(self) -> str | None:
+        return self.topology.bottleneck_queue or self._network.default_bottleneck
+
+    def to_config(self) -> dict[str, Any]:
+        """The core configuration (config.rs ``Config``) as a JSON-able dict."""
+        return compile_scenario(self)
+
+
+def _endpoints(flow: Flow) -> tuple[str, str]:
+    if flow.pair is not None:
+        return f"s{flow.pair}", f"r{flow.pair}"
+    assert flow.src is not None and flow.dst is not None  # checked by Flow's validator
+    return flow.src, flow.dst
+
+
+def _check_flows(scenario: Scenario, net: Network) -> None:
+    duration = scenario.simulation.duration
+    hosts = net.hosts()
+    for i, flow in enumerate(scenario.flows):
+        where = f"flows[{i}]"
+        if flow.pair is not None:
+            topo = scenario.topology
+            if not isinstance(topo, Dumbbell):
+                raise FieldError(f"{where}.pair", f"pair = i addresses dumbbell pairs; a {topo.kind} needs src and dst")
+            if topo.pairs is None:
+                raise FieldError(
+                    f"{where}.pair", "this dumbbell has sources and sinks, not pairs; give src and dst host names"
+                )
+            if flow.pair >= len(topo.pairs):
+                raise FieldError(
+                    f"{where}.pair", f"no pair {flow.pair}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})"
+                )
+        else:
+            for end in ("src", "dst"):
+                name = getattr(flow, end)
+                if name not in net.nodes:
+                    raise FieldError(f"{where}.{end}", f"no node named {name!r}; hosts: {', '.join(hosts)}")
+                if net.nodes[name] != "host":
+                    raise FieldError(
+                        f"{where}.{end}", f"{name!r} is a router; flows run between hosts: {', '.join(hosts)}"
+                    )
+            if flow.src == flow.dst:
+                raise FieldError(f"{where}.dst", f"same host as src ({flow.src!r})")
+        if flow.start[0] >= duration:
+            raise FieldError(
+                f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
+            )
+    total = sum(flow.count for flow in scenario.flows)
+    for k, index in enumerate(scenario.metrics.jain_flows or []):
+        if index >= total:
+            raise FieldError(f"metrics.jain_flows[{k}]", f"no flow {index}; flows are numbered 0..{total - 1}")
+
+
+def _check_queue_names(scenario: Scenario, net: Network) -> None:
+    names = net.queue_names()
+    allowed = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
+    chosen = scenario.topology.bottleneck_queue
+    if chosen is not None and chosen not in names:
+        raise FieldError("topology.bottleneck_queue", f"no queue {chosen!r}; queues are named FROM->TO: {allowed}")
+    if scenario.trace is not None:
+        for k, name in enumerate(scenario.trace.queues):
+            if name not in names:
+                raise FieldError(f"trace.queues[{k}]", f"no queue {name!r}; queues are named FROM->TO: {allowed}")
+
+
+def compile_scenario(scenario: Scenario) -> dict[str, Any]:
+    """The core configuration (config.rs) of a validated scenario, as a JSON-able dict."""
+    net = scenario.network
+    index = {name: i for i, name in enumerate(net.nodes)}
+    nodes, links = net.to_config()
+    flows = []
+    for flow, src, dst, replica in scenario.expanded_flows():
+        # Replicas of a named table are told apart as name.0, name.1, ...
+        name = f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
+        flows.append(
+            {
+                "name": name,
+                "src": index[src],
+                "dst": index[dst],
+                "transport": flow.transport.to_config(),
+                "cc": flow.cc.to_config() if flow.cc is not None else None,
+                "app": flow.app.to_config(),
+                "start_ns": flow.start[0],
+                "start_max_ns": flow.start[1],
+                "stop_ns": flow.stop,
+                "group": flow.group,
+            }
+        )
+    trace = scenario.trace
+    return {
+        "duration_ns": scenario.simulation.duration,
+        "warmup_ns": scenario.simulation.warmup,
+        "seed": scenario.simulation.seed,
+        "nodes": nodes,
+        "links": links,
+        "flows": flows,
+        "trace": {
+            "interval_ns": trace.interval if trace else None,
+            "queues": list(trace.queues) if trace else [],
+            "cwnd": trace.cwnd if trace else True,
+        },
+        "bottleneck": scenario.bottleneck_queue(),
+        "jain_flows": scenario.metrics.jain_flows,
+    }
+
+
+def from_dict(data: dict[str, Any], file: str = NO_FILE) -> Scenario:
+    """Validate a scenario given as nested dicts (the parsed TOML); errors are ScenarioErrors."""
+    return Scenario.build(data, file)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The TOML tables of a scenario file; unreadable or malformed files are ScenarioErrors."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(file, "", "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(file, "", f"cannot read: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, "", f"not valid TOML: {exc}") from None
+
+
+def load(path: str | Path, overrides: list[str] | None = None) -> Scenario:
+    """Read, override (``key.path=value``) and validate a scenario file."""
+    file = str(path)
+    data = read_toml(path)
+    applied = apply_overrides(data, overrides or [], file)
+    try:
+        return from_dict(data, file)
+    except ScenarioError as exc:
+        # Point at the command line when the bad value came from it.
+        for key, text in applied:
+            if _concerns(exc.field, key):
+                raise ScenarioError(file, exc.field, f"{exc.message} (from --set {text})") from None
+        raise
+
+
+def _concerns(field: str, key: str) -> bool:
+    """Whether an error at ``field`` is about the overridden ``key`` (one contains the other).
+    A key without indices (``flows.cc``) was applied to every element, so indices are ignored."""
+    if "[" not in key:
+        field = re.sub(r"\[\d+\]", "", field)
+    return field == key or field.startswith((key + ".", key + "[")) or key.startswith((field + ".", field + "["))
+
+__all__ += ["read_toml", "Dumbbell", "DaisyChain", "Explicit"]
