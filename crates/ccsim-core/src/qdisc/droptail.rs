@@ -32,11 +32,9 @@ pub struct DropTail {
 impl DropTail {
     /// A DropTail queue with the given limit.
     pub fn new(limit: Size) -> Self {
-        let cap = match limit {
-            Size::Packets(n) => n.min(4096) as usize,
-            Size::Bytes(n) => (n / 1500).min(4096) as usize,
-        };
-        DropTail { limit, fifo: VecDeque::with_capacity(cap), bytes: 0 }
+        // Start small: most queues of a large topology (access links) never fill, and the
+        // deque grows to the working size once, not per packet.
+        DropTail { limit, fifo: VecDeque::new(), bytes: 0 }
     }
 
     /// A DropTail queue holding at most `n` packets.

@@ -34,16 +34,17 @@ pub enum Event {
     Sample,
 }
 
+/// A pending event; `key` is `time << 64 | seq`, so one integer comparison orders entries
+/// by time and then by insertion.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Time,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl Eq for Entry {}
@@ -55,7 +56,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) on top.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -76,17 +77,17 @@ impl EventQueue {
     pub fn push(&mut self, time: Time, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry { key: (time as u128) << 64 | seq as u128, event });
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| (e.key >> 64) as Time)
     }
 
     /// Remove and return the earliest pending event.
     pub fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.heap.pop().map(|e| ((e.key >> 64) as Time, e.event))
     }
 
     /// Number of pending events.
