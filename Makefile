@@ -35,6 +35,7 @@ test-python:
 	$(BIN)/python -m pytest -q
 
 bench: develop
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
 
 clean:

@@ -164,6 +164,9 @@ pub struct TraceSpec {
     /// Sample each TCP flow's cwnd (bytes).
     #[serde(default = "yes")]
     pub cwnd: bool,
+    /// Log every drop and mark with its time, queue and flow.
+    #[serde(default)]
+    pub events: bool,
 }
 
 fn yes() -> bool {

@@ -12,8 +12,8 @@ use crate::net::link::LinkDir;
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, Packet};
 use crate::params::Params;
-use crate::qdisc::{Queue, QUEUES};
-use crate::results::{FlowResult, QueueResult, Results};
+use crate::qdisc::{Queue, QueueEvent, QUEUES};
+use crate::results::{FlowResult, QueueEventLog, QueueResult, Results};
 use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{secs, tx_time, Time};
@@ -62,10 +62,12 @@ pub struct Simulation {
     endpoint_host: Vec<u32>,
     endpoint_timers: Vec<Timer>,
     queue_timers: Vec<Timer>,
-    /// Scratch buffers reused for every event: packets dropped by a queue, packets emitted
-    /// by an endpoint.
-    dropped: Vec<Packet>,
+    /// Scratch buffers reused for every event: drops and marks reported by a queue, packets
+    /// emitted by an endpoint.
+    queue_events: Vec<QueueEvent>,
     emitted: Vec<Packet>,
+    /// Every drop and mark with its time, when the scenario asks for it.
+    event_log: Option<QueueEventLog>,
     sampler: Option<Sampler>,
     bottleneck: Option<u32>,
     jain_flows: Vec<u32>,
@@ -221,7 +223,7 @@ impl Simulation {
                 } else {
                     Vec::new()
                 };
-                let columns = vec![Vec::new(); 2 * queues.len() + cwnd_flows.len()];
+                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len()];
                 Some(Sampler { interval, queues, cwnd_flows, time: Vec::new(), columns })
             }
             _ => None,
@@ -254,8 +256,9 @@ impl Simulation {
             endpoint_host,
             endpoint_timers: vec![Timer::default(); n_endpoints],
             queue_timers: vec![Timer::default(); n_links],
-            dropped: Vec::new(),
+            queue_events: Vec::new(),
             emitted: Vec::new(),
+            event_log: cfg.trace.events.then(QueueEventLog::default),
             sampler,
             bottleneck,
             jain_flows,
@@ -400,8 +403,8 @@ impl Simulation {
             Event::Queue { link, token } => match self.queue_timers[link as usize].fired(self.now, token) {
                 TimerAction::Fire => {
                     let l = link as usize;
-                    self.links[l].queue.on_wakeup(self.now, &mut self.dropped);
-                    self.account_drops();
+                    self.links[l].queue.on_wakeup(self.now, &mut self.queue_events);
+                    self.account_queue_events(l);
                     self.arm_queue(l);
                     self.kick(l);
                 }
@@ -467,8 +470,8 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: usize, pkt: Packet) {
-        self.links[l].queue.enqueue(self.now, pkt, &mut self.dropped);
-        self.account_drops();
+        self.links[l].queue.enqueue(self.now, pkt, &mut self.queue_events);
+        self.account_queue_events(l);
         self.kick(l);
     }
 
@@ -492,7 +495,7 @@ impl Simulation {
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.links[l];
-        if let Some(pkt) = link.queue.dequeue(now, &mut self.dropped) {
+        if let Some(pkt) = link.queue.dequeue(now, &mut self.queue_events) {
             let done = now + tx_time(pkt.size, link.rate_bps);
             link.busy_until = done;
             let measuring = now >= self.warmup;
@@ -519,16 +522,28 @@ impl Simulation {
                 self.events.push(done, Event::TxDone(l as u32));
             }
         }
-        self.account_drops();
+        self.account_queue_events(l);
         self.arm_queue(l);
     }
 
-    fn account_drops(&mut self) {
-        for p in self.dropped.drain(..) {
-            let fs = &mut self.flow_stats[p.flow as usize];
-            fs.total_lost += 1;
-            if self.now >= self.warmup {
-                fs.queue_drops += 1;
+    /// Charge the drops and marks queue `l` just reported to their flows (and log them).
+    fn account_queue_events(&mut self, l: usize) {
+        let measuring = self.now >= self.warmup;
+        for e in self.queue_events.drain(..) {
+            let fs = &mut self.flow_stats[e.flow as usize];
+            if e.kind.is_drop() {
+                fs.total_lost += 1;
+                if measuring {
+                    fs.queue_drops += 1;
+                }
+            } else if measuring {
+                fs.ecn_marks += 1;
+            }
+            if let Some(log) = self.event_log.as_mut() {
+                log.time_s.push(secs(self.now));
+                log.queue.push(self.links[l].name.clone());
+                log.flow.push(e.flow);
+                log.event.push(e.kind.name());
             }
         }
     }
@@ -541,7 +556,8 @@ impl Simulation {
             let queue = &self.links[q as usize].queue;
             s.columns[c].push(queue.len_packets() as f64);
             s.columns[c + 1].push(queue.len_bytes() as f64);
-            c += 2;
+            s.columns[c + 2].push(secs(queue.stats.last_sojourn));
+            c += 3;
         }
         for &f in &s.cwnd_flows {
             s.columns[c].push(self.endpoints[2 * f as usize].cwnd().unwrap_or(0) as f64);
@@ -575,6 +591,11 @@ impl Simulation {
     /// The sender endpoint of flow `f`, for inspection.
     pub fn sender(&self, f: usize) -> &dyn Endpoint {
         &*self.endpoints[2 * f]
+    }
+
+    /// The output queue named `from->to`, for whole-run totals and inspection.
+    pub fn queue(&self, name: &str) -> Option<&Queue> {
+        self.links.iter().find(|l| l.name == name).map(|l| &l.queue)
     }
 
     /// Statistics of flow `f` so far.
@@ -616,6 +637,7 @@ impl Simulation {
                     timeouts: s.timeouts,
                     fast_recoveries: s.fast_recoveries,
                     ecn_reductions: s.ecn_reductions,
+                    ecn_marks: s.ecn_marks,
                     queue_drops: s.queue_drops,
                     link_losses: s.link_losses,
                     rtt_samples: s.rtt_n,
@@ -676,7 +698,8 @@ impl Simulation {
                 let name = &self.links[q as usize].name;
                 traces.insert(format!("queue.{name}.len_pkts"), s.columns[c].clone());
                 traces.insert(format!("queue.{name}.len_bytes"), s.columns[c + 1].clone());
-                c += 2;
+                traces.insert(format!("queue.{name}.sojourn_s"), s.columns[c + 2].clone());
+                c += 3;
             }
             for &f in &s.cwnd_flows {
                 traces.insert(format!("flow.{f}.cwnd_bytes"), s.columns[c].clone());
@@ -694,6 +717,7 @@ impl Simulation {
             flows,
             queues,
             traces,
+            queue_events: self.event_log.clone(),
         }
     }
 }

@@ -27,6 +27,21 @@ pub struct Results {
     pub utilization: Option<f64>,
     /// Sampled series: `time_s` plus one column per series, all the same length.
     pub traces: BTreeMap<String, Vec<f64>>,
+    /// Every drop and mark with its time, when `trace.events` is on.
+    pub queue_events: Option<QueueEventLog>,
+}
+
+/// Drops and marks, one row per event, as columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueEventLog {
+    /// When (s).
+    pub time_s: Vec<f64>,
+    /// Queue name.
+    pub queue: Vec<String>,
+    /// Flow index.
+    pub flow: Vec<u32>,
+    /// `drop_overflow`, `drop_early` or `mark`.
+    pub event: Vec<&'static str>,
 }
 
 /// Statistics of one flow over the measured window.
@@ -66,6 +81,8 @@ pub struct FlowResult {
     pub fast_recoveries: u64,
     /// ECN-Echo reactions (window reductions on ECE).
     pub ecn_reductions: u64,
+    /// Packets of this flow CE-marked by queues.
+    pub ecn_marks: u64,
     /// Packets of this flow (data or ACK) dropped by queues.
     pub queue_drops: u64,
     /// Packets of this flow (data or ACK) lost on links (random errors).

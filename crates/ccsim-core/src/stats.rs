@@ -24,6 +24,8 @@ pub struct FlowStats {
     pub ecn_reductions: u64,
     /// Packets dropped by queues.
     pub queue_drops: u64,
+    /// Packets CE-marked by queues.
+    pub ecn_marks: u64,
     /// Packets lost to link errors.
     pub link_losses: u64,
     /// RTT samples: count, sum (ns), min, max.

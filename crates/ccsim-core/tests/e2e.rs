@@ -133,7 +133,7 @@ fn four_flows_with_equal_rtts_share_fairly() {
 fn same_seed_gives_identical_results_and_seeds_matter() {
     let mut cfg = dumbbell(3, 10_000_000, 5 * MS, droptail(30), 100_000_000, |i| (1 + 10 * i as u64) * MS);
     cfg.duration_ns = 10 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true };
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true };
     for i in 0..3 {
         let mut f = bulk_tcp(3, i, "newreno");
         f.start_max_ns = Some(SEC);
@@ -165,8 +165,17 @@ fn runs_can_be_advanced_in_slices_without_changing_the_outcome() {
 fn traces_have_one_row_per_interval() {
     let mut cfg = one_flow_10mbps();
     cfg.duration_ns = 2 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true };
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true, events: true };
     let (_, r) = run(&cfg);
+    // The event log holds exactly the drops the queue counted, in time order.
+    let log = r.queue_events.as_ref().unwrap();
+    let drops = log.event.iter().zip(&log.queue).filter(|(e, q)| e.starts_with("drop") && *q == "A->B").count();
+    assert_eq!(drops as u64, r.queues[0].drops);
+    assert!(drops > 0);
+    assert!(log.time_s.windows(2).all(|w| w[0] <= w[1]));
+    let sojourn = &r.traces["queue.A->B.sojourn_s"];
+    assert!(sojourn.iter().all(|&s| s <= r.queues[0].max_sojourn_s));
+    assert!(sojourn.iter().any(|&s| s > 0.0));
     assert_eq!(r.traces["time_s"].len(), 201);
     assert_eq!(r.traces["queue.A->B.len_pkts"].len(), 201);
     assert_eq!(r.traces["flow.0.cwnd_bytes"][0], 10.0 * 1448.0);

@@ -28,9 +28,12 @@ fn main() {
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let results = sim.results();
+    // Packets the bottleneck transmitted over the whole run (BENCHMARK.md), warm-up included.
+    let bottleneck_tx = results.bottleneck.as_deref().and_then(|b| sim.queue(b)).map(|q| q.stats.total_out);
     let out = serde_json::json!({
         "wall_s": wall,
         "events": results.events,
+        "bottleneck_packets": bottleneck_tx,
         "peak_rss_bytes": peak_rss_bytes(),
         "results": results,
     });

@@ -26,30 +26,70 @@ pub enum DropReason {
     Early,
 }
 
+/// A drop or a mark, as reported to the engine (which charges it to the flow and may log it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueEvent {
+    /// Flow of the packet.
+    pub flow: u32,
+    /// What happened to it.
+    pub kind: QueueEventKind,
+}
+
+/// What happened to a packet in a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueEventKind {
+    /// Dropped because the buffer was full.
+    Overflow,
+    /// Dropped by the AQM.
+    EarlyDrop,
+    /// ECN-marked (CE) by the AQM.
+    Mark,
+}
+
+impl QueueEventKind {
+    /// Name used in result tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueEventKind::Overflow => "drop_overflow",
+            QueueEventKind::EarlyDrop => "drop_early",
+            QueueEventKind::Mark => "mark",
+        }
+    }
+
+    /// True for drops.
+    pub fn is_drop(self) -> bool {
+        self != QueueEventKind::Mark
+    }
+}
+
 /// What a discipline may do besides holding packets.
 pub struct QdiscCtx<'a> {
     /// Current simulated time.
     pub now: Time,
     /// The queue's own random stream.
     pub rng: &'a mut Rng,
-    dropped: &'a mut Vec<Packet>,
+    events: &'a mut Vec<QueueEvent>,
     drops: u64,
     early_drops: u64,
     marks: u64,
 }
 
 impl<'a> QdiscCtx<'a> {
-    fn new(now: Time, rng: &'a mut Rng, dropped: &'a mut Vec<Packet>) -> Self {
-        QdiscCtx { now, rng, dropped, drops: 0, early_drops: 0, marks: 0 }
+    fn new(now: Time, rng: &'a mut Rng, events: &'a mut Vec<QueueEvent>) -> Self {
+        QdiscCtx { now, rng, events, drops: 0, early_drops: 0, marks: 0 }
     }
 
     /// Drop `pkt` (the arriving packet or one taken out of the queue).
     pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
         self.drops += 1;
-        if reason == DropReason::Early {
-            self.early_drops += 1;
-        }
-        self.dropped.push(pkt);
+        let kind = match reason {
+            DropReason::Overflow => QueueEventKind::Overflow,
+            DropReason::Early => {
+                self.early_drops += 1;
+                QueueEventKind::EarlyDrop
+            }
+        };
+        self.events.push(QueueEvent { flow: pkt.flow, kind });
     }
 
     /// Set CE on an ECN-capable packet (RFC 3168 §5). Returns false, changing nothing, when
@@ -61,6 +101,7 @@ impl<'a> QdiscCtx<'a> {
         if pkt.ecn != Ecn::Ce {
             pkt.ecn = Ecn::Ce;
             self.marks += 1;
+            self.events.push(QueueEvent { flow: pkt.flow, kind: QueueEventKind::Mark });
         }
         true
     }
@@ -116,6 +157,8 @@ pub struct QueueStats {
     pub sojourn_sum: u128,
     /// Largest sojourn time (ns).
     pub sojourn_max: Time,
+    /// Sojourn time of the latest departure (ns), for sampled traces.
+    pub last_sojourn: Time,
     /// Largest length seen (packets).
     pub max_len_pkts: u64,
     /// Integral of length over time: packets*ns, packets^2*ns, bytes*ns, bytes^2*ns.
@@ -162,11 +205,11 @@ impl Queue {
         self.disc.len_bytes()
     }
 
-    /// Offer `pkt` at `now`; dropped packets are appended to `dropped`.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, dropped: &mut Vec<Packet>) {
+    /// Offer `pkt` at `now`; drops and marks are appended to `events`.
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, events: &mut Vec<QueueEvent>) {
         self.integrate(now);
         pkt.enqueued_at = now;
-        let mut ctx = QdiscCtx::new(now, &mut self.rng, dropped);
+        let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.enqueue(pkt, &mut ctx);
         let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
         let s = &mut self.stats;
@@ -183,9 +226,9 @@ impl Queue {
     }
 
     /// Take the next packet for the link at `now`.
-    pub fn dequeue(&mut self, now: Time, dropped: &mut Vec<Packet>) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: Time, events: &mut Vec<QueueEvent>) -> Option<Packet> {
         self.integrate(now);
-        let mut ctx = QdiscCtx::new(now, &mut self.rng, dropped);
+        let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         let pkt = self.disc.dequeue(&mut ctx);
         let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
         let s = &mut self.stats;
@@ -193,8 +236,9 @@ impl Queue {
         if let Some(p) = &pkt {
             s.total_out += 1;
             debug_assert!(p.enqueued_at <= now, "packet leaves before it arrived");
+            let sojourn = now - p.enqueued_at;
+            s.last_sojourn = sojourn;
             if now >= self.measure_from {
-                let sojourn = now - p.enqueued_at;
                 s.departures += 1;
                 s.sojourn_sum += sojourn as u128;
                 s.sojourn_max = s.sojourn_max.max(sojourn);
@@ -215,9 +259,9 @@ impl Queue {
     }
 
     /// Run the discipline's wakeup.
-    pub fn on_wakeup(&mut self, now: Time, dropped: &mut Vec<Packet>) {
+    pub fn on_wakeup(&mut self, now: Time, events: &mut Vec<QueueEvent>) {
         self.integrate(now);
-        let mut ctx = QdiscCtx::new(now, &mut self.rng, dropped);
+        let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.on_wakeup(&mut ctx);
         let drops = ctx.drops;
         self.stats.total_dropped += drops;
@@ -281,12 +325,12 @@ mod tests {
         // Length 1 during [0,10), 3 during [10,20), 0 during [20,40):
         // mean = (10 + 30) / 40 = 1, E[L^2] = (10 + 90) / 40 = 2.5, sd = sqrt(1.5).
         let mut q = queue("droptail", Box::new(droptail::DropTail::packets(100)));
-        let mut dropped = Vec::new();
-        q.enqueue(0, pkt(0, 0, 100), &mut dropped);
-        q.enqueue(10, pkt(0, 1, 100), &mut dropped);
-        q.enqueue(10, pkt(0, 2, 100), &mut dropped);
+        let mut events = Vec::new();
+        q.enqueue(0, pkt(0, 0, 100), &mut events);
+        q.enqueue(10, pkt(0, 1, 100), &mut events);
+        q.enqueue(10, pkt(0, 2, 100), &mut events);
         for _ in 0..3 {
-            assert!(q.dequeue(20, &mut dropped).is_some());
+            assert!(q.dequeue(20, &mut events).is_some());
         }
         q.integrate(40);
         let s = &q.stats;
@@ -308,9 +352,9 @@ mod tests {
             Rng::stream(1, crate::sim::rng::Stream::Queue(0)),
             100,
         );
-        let mut dropped = Vec::new();
-        q.enqueue(0, pkt(0, 0, 100), &mut dropped);
-        q.enqueue(150, pkt(0, 1, 100), &mut dropped);
+        let mut events = Vec::new();
+        q.enqueue(0, pkt(0, 0, 100), &mut events);
+        q.enqueue(150, pkt(0, 1, 100), &mut events);
         q.integrate(200);
         // Only the arrival at 150 counts; length was 1 during [100,150) and 2 during [150,200).
         assert_eq!(q.stats.arrivals, 1);
@@ -320,8 +364,8 @@ mod tests {
     #[test]
     fn marking_sets_ce_only_on_ect_packets() {
         let mut rng = Rng::stream(1, crate::sim::rng::Stream::Queue(0));
-        let mut dropped = Vec::new();
-        let mut ctx = QdiscCtx::new(0, &mut rng, &mut dropped);
+        let mut events = Vec::new();
+        let mut ctx = QdiscCtx::new(0, &mut rng, &mut events);
         let mut p = pkt(0, 0, 100);
         assert!(!ctx.mark(&mut p));
         assert_eq!(p.ecn, Ecn::NotEct);

@@ -1,0 +1,115 @@
+"""`make bench`: the benchmark dumbbell of shared/specs/BENCHMARK.md, run by the engine alone.
+
+Each measurement is a fresh process of the release binary `ccsim-bench` (so peak RSS is the
+run's own), fed the core configuration that the Python front compiles from the scenario
+below. Prints, per flow count, the median over the runs of: wall time, events per wall second,
+bottleneck packets per wall second and peak memory, plus the run's metrics.
+
+    python bench/bench.py [--flows 10,90,900] [--runs 5] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import ccsim
+
+ROOT = Path(__file__).resolve().parent.parent
+BINARY = ROOT / "target" / "release" / "ccsim-bench"
+
+
+def scenario(n: int, seed: int) -> ccsim.Scenario:
+    """BENCHMARK.md: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
+    access links whose one-way delay d_i = 1 + 48 i / (N - 1) ms gives base RTTs of 8..200 ms,
+    NewReno+SACK bulk flows (1448 B MSS with timestamps: 1500 B packets), delayed ACKs every
+    second segment, minimum RTO 1 s, 4 MiB windows, starts uniform in [0, 3) s, 30 s with
+    statistics from 10 s on. Every other queue is DropTail 1000 packets (never drops here)."""
+    delays = [f"{round((1 + 48 * i / (n - 1)) * 1e6)}ns" for i in range(n)]
+    tcp = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd": "4MiB", "sack": True}
+    return ccsim.from_dict(
+        {
+            "simulation": {"duration": "30s", "warmup": "10s", "seed": seed},
+            "topology": {
+                "kind": "dumbbell",
+                "bottleneck": {"rate": "100Mbps", "delay": "2ms", "queue": {"kind": "droptail", "limit": "900p"}},
+                "access": {"rate": "1Gbps", "queue": {"kind": "droptail", "limit": "1000p"}},
+                "pairs": [{"delay": d} for d in delays],
+            },
+            "flows": [
+                {"pair": i, "transport": tcp, "cc": "newreno", "app": {"kind": "bulk"}, "start": "0s..3s"}
+                for i in range(n)
+            ],
+            "trace": {"interval": "10ms", "queues": ["A->B"], "cwnd": False},
+        }
+    )
+
+
+def measure(config_path: Path) -> dict:
+    out = subprocess.run([str(BINARY), str(config_path)], check=True, capture_output=True, text=True)
+    raw = json.loads(out.stdout)
+    res = raw["results"]
+    q = next(q for q in res["queues"] if q["name"] == "A->B")
+    times = np.asarray(res["traces"]["time_s"])
+    sampled = np.asarray(res["traces"]["queue.A->B.len_pkts"])[times >= res["warmup_s"]]
+    return {
+        "wall_s": raw["wall_s"],
+        "events": raw["events"],
+        "bottleneck_packets": raw["bottleneck_packets"],
+        "peak_rss_mb": raw["peak_rss_bytes"] / 2**20,
+        "events_per_s": raw["events"] / raw["wall_s"],
+        "bottleneck_pkts_per_s": raw["bottleneck_packets"] / raw["wall_s"],
+        "goodput_mbps": sum(f["goodput_bps"] for f in res["flows"]) / 1e6,
+        "jain": res["jain_index"],
+        "queue_mean_pkts": float(sampled.mean()),
+        "queue_sd_pkts": float(sampled.std()),
+        "drop_ratio": q["drop_ratio"],
+        "utilization": res["utilization"],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--flows", default="10,90,900")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write the medians here")
+    args = parser.parse_args()
+    if not BINARY.exists():
+        print(f"bench: {BINARY} missing; run `make bench`", file=sys.stderr)
+        return 2
+    summary = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in [int(x) for x in args.flows.split(",")]:
+            path = Path(tmp) / f"dumbbell-{n}.json"
+            runs = []
+            for r in range(args.runs):
+                # The same seed each time: the runs differ only by the machine's noise.
+                path.write_text(json.dumps(ccsim.compile(scenario(n, seed=1))))
+                runs.append(measure(path))
+            med = {k: statistics.median(run[k] for run in runs) for k in runs[0]}
+            summary[n] = med
+            print(
+                f"N={n:4d}  wall {med['wall_s']:.3f} s  events {med['events']:,}  "
+                f"{med['events_per_s'] / 1e6:.2f} M events/s  "
+                f"{med['bottleneck_pkts_per_s'] / 1e6:.3f} M bottleneck pkts/s  "
+                f"peak RSS {med['peak_rss_mb']:.0f} MiB"
+            )
+            print(
+                f"        goodput {med['goodput_mbps']:.2f} Mbit/s  Jain {med['jain']:.3f}  "
+                f"queue {med['queue_mean_pkts']:.1f} ({med['queue_sd_pkts']:.1f}) pkts  "
+                f"drop ratio {med['drop_ratio']:.4f}  (median of {args.runs} runs)"
+            )
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
