@@ -11,15 +11,21 @@ engine's registry of models, runs them and presents the results::
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import metadata as _metadata
+from typing import TYPE_CHECKING, Any
 
-from .api import Result, run
 from .builders import daisy_chain, dumbbell, explicit
 from .errors import ScenarioError
 from .scenario import Flow, Metrics, Scenario, Simulation, Trace, from_dict, load
 from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from .api import Result, run
+
+try:
+    __version__ = _metadata.version("ccsim")
+except _metadata.PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "run",
@@ -43,6 +49,16 @@ __all__ = [
 ]
 
 
-def compile(scenario: Scenario) -> dict[str, Any]:  # noqa: A001 - the public name of the step
+def compile(scenario: Scenario) -> dict[str, Any]:  # the public name of the step
     """The core configuration (config.rs) a scenario compiles to, as a JSON-able dict."""
     return scenario.to_config()
+
+
+def __getattr__(name: str) -> Any:
+    # `run` and `Result` pull in pandas; importing them on first use keeps `ccsim validate`
+    # and `ccsim list` quick.
+    if name in ("run", "Result"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'ccsim' has no attribute {name!r}")

@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from .errors import ScenarioError
-from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_goodput, plot_series
 from .scenario import U64_MAX, Scenario, from_dict, load
 
 __all__ = ["run", "Result", "as_scenario"]
@@ -45,15 +44,20 @@ class Result:
         columns = ["time_s"] + sorted(c for c in traces if c != "time_s")
         self.traces = pd.DataFrame({c: traces.get(c, []) for c in columns})
         """``time_s`` plus one column per series, e.g. ``queue.A->B.len_pkts``, ``flow.0.cwnd_bytes``."""
+        log = self.raw.get("queue_events")
+        self.queue_events = pd.DataFrame(log) if log else None
+        """Every drop and mark (``time_s``, ``queue``, ``flow``, ``event``) when ``trace.events`` is on."""
 
     @property
     def summary(self) -> dict[str, Any]:
         """Everything but the time series, JSON-able; identical for identical seeds."""
-        return {key: value for key, value in self.raw.items() if key != "traces"}
+        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events")}
 
     @property
-    def jain_index(self) -> float:
-        return float(self.raw["jain_index"])
+    def jain_index(self) -> float | None:
+        """Jain's index of goodput; None when undefined (no flow delivered anything)."""
+        value = self.raw.get("jain_index")
+        return None if value is None else float(value)
 
     @property
     def utilization(self) -> float | None:
@@ -70,23 +74,37 @@ class Result:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write tables (Parquet), ``summary.json`` and PNG plots into ``out_dir``."""
+        from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_goodput, plot_series  # matplotlib: only here
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, frame in (("flows", self.flows), ("queues", self.queues), ("traces", self.traces)):
+        tables = [("flows", self.flows), ("queues", self.queues), ("traces", self.traces)]
+        if self.queue_events is not None:
+            tables.append(("queue_events", self.queue_events))
+        for name, frame in tables:
             path = out / f"{name}.parquet"
             frame.to_parquet(path, index=False)
             written.append(path)
         summary_path = out / "summary.json"
         summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         written.append(summary_path)
-        plots = [
-            ("queue_length.png", lambda p: plot_series(
-                self.traces, "queue.", QUEUE_LENGTH_SUFFIX, "queue length (packets)", "Queue length", p)),
-            ("cwnd.png", lambda p: plot_series(
-                self.traces, "flow.", CWND_SUFFIX, "cwnd (KB)", "Congestion window", p, scale=1e-3)),
-            ("goodput.png", lambda p: plot_goodput(self.flows, p)),
-        ]
+        warmup_s = float(self.raw.get("warmup_s", 0.0))
+        flow_labels = {
+            str(f["id"]): f["name"] + (f" ({f['group']})" if f.get("group") else "") for f in self.raw["flows"]
+        }
+        def queue_plot(path: Path) -> bool:
+            return plot_series(self.traces, "queue.", QUEUE_LENGTH_SUFFIX, "queue length (packets)",
+                               "Queue length", path, warmup_s=warmup_s)
+
+        def cwnd_plot(path: Path) -> bool:
+            return plot_series(self.traces, "flow.", CWND_SUFFIX, "cwnd (kB)", "Congestion window", path,
+                               scale=1e-3, labels=flow_labels, warmup_s=warmup_s)
+
+        def goodput_plot(path: Path) -> bool:
+            return plot_goodput(self.flows, path)
+
+        plots = [("queue_length.png", queue_plot), ("cwnd.png", cwnd_plot), ("goodput.png", goodput_plot)]
         for filename, draw in plots:
             path = out / filename
             if draw(path):

@@ -7,10 +7,10 @@ file, the field and what is allowed, and exit code 2 — never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
@@ -74,19 +74,26 @@ def _add_set_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _seed(text: str) -> int:
+    problem = argparse.ArgumentTypeError(f"expected a non-negative integer below 2^64, got {text!r}")
     try:
         value = int(text, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+        raise problem from None
     if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"expected an integer in 0..{2**64 - 1}, got {text!r}")
+        raise problem
     return value
 
 
 def _engine() -> ModuleType:
-    from . import _core
+    # Imported on use: `ccsim --help` and argument errors work without the engine.
+    return importlib.import_module("ccsim._core")
 
-    return _core
+
+def _stdout_console() -> Console:
+    """A console for tables: the terminal's width, or wide enough not to truncate cells when
+    the output goes to a file or a pipe (rich would assume 80 columns)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
 
 
 def _cell(value: object) -> Text:
@@ -100,50 +107,63 @@ def _ms(seconds: float | None) -> str:
 
 def _print_summary(console: Console, file: str, result: Any) -> None:
     raw = result.raw
-    config = result.config
     console.print(Text(
         f"{file}: seed {raw['seed']}, {raw['duration_s']:g} s simulated (measured after {raw['warmup_s']:g} s), "
-        f"{raw['events']:,} events in {result.wall_time_s:.2f} s wall"
+        f"{raw['events']:,} events in {result.wall_time_s:.2f} s"
     ))
-    flows = Table(title="Flows", title_justify="left")
-    for header in ("id", "name", "group", "path", "transport/cc", "goodput Mbit/s", "retrans", "RTOs",
-                   "RTT mean ms", "delay mean ms"):
-        flows.add_column(header, justify="right" if header not in ("name", "group", "path", "transport/cc") else "left")
-    for flow in raw["flows"]:
-        algorithm = f"{flow['transport']}/{flow['cc']}" if flow["cc"] else flow["transport"]
-        flows.add_row(*map(_cell, (
-            flow["id"], flow["name"], flow["group"] or "", f"{flow['src']}->{flow['dst']}", algorithm,
-            f"{flow['goodput_bps'] / 1e6:.3f}", flow["retransmissions"], flow["timeouts"],
-            _ms(flow["rtt_mean_s"]), _ms(flow["delay_mean_s"]),
-        )))
-    console.print(flows)
-
-    # Queues that routers feed are where congestion happens; hosts' own queues are noise here.
-    routers = {node["name"] for node in config["nodes"] if node["kind"] == "router"}
-    queues = Table(title="Router queues", title_justify="left")
-    for header in ("queue", "kind", "mean len p", "sd len p", "max p", "sojourn ms", "drops", "marks",
-                   "drop ratio", "utilization"):
-        queues.add_column(header, justify="left" if header in ("queue", "kind") else "right")
-    for queue in raw["queues"]:
-        if queue["from"] not in routers:
-            continue
-        queues.add_row(*map(_cell, (
-            queue["name"], queue["kind"], f"{queue['mean_len_pkts']:.1f}", f"{queue['sd_len_pkts']:.1f}",
-            queue["max_len_pkts"], _ms(queue["mean_sojourn_s"]), queue["drops"], queue["marks"],
-            f"{queue['drop_ratio']:.4f}", f"{queue['utilization'] * 100:.1f} %",
-        )))
-    console.print(queues)
+    console.print(_flows_table(raw["flows"]))
+    console.print(_queues_table(raw, result.config))
     line = f"Jain index {raw['jain_index']:.4f}"
     if raw.get("utilization") is not None:
         line += f"; bottleneck {raw['bottleneck']} utilization {raw['utilization'] * 100:.1f} %"
     console.print(Text(line))
 
 
+def _flows_table(flows: list[dict[str, Any]]) -> Table:
+    named = any(flow["name"] != str(flow["id"]) for flow in flows)
+    grouped = any(flow["group"] for flow in flows)
+    headers = ["id"] + (["name"] if named else []) + (["group"] if grouped else []) + [
+        "path", "cc", "goodput Mb/s", "retx", "RTOs", "RTT ms", "delay ms"]
+    table = Table(title="Flows", title_justify="left")
+    for header in headers:
+        table.add_column(header, justify="left" if header in ("name", "group", "path", "cc") else "right")
+    for flow in flows:
+        row: list[object] = [flow["id"]]
+        row += [flow["name"]] if named else []
+        row += [flow["group"] or ""] if grouped else []
+        row += [
+            f"{flow['src']}->{flow['dst']}", flow["cc"] or flow["transport"], f"{flow['goodput_bps'] / 1e6:.3f}",
+            flow["retransmissions"], flow["timeouts"], _ms(flow["rtt_mean_s"]), _ms(flow["delay_mean_s"]),
+        ]
+        table.add_row(*map(_cell, row))
+    return table
+
+
+def _queues_table(raw: dict[str, Any], config: dict[str, Any]) -> Table:
+    # Congestion shows in queues fed by routers; of those, list the ones that ever held more
+    # than the packet in service (hosts' own queues and idle ones would bury them).
+    routers = {node["name"] for node in config["nodes"] if node["kind"] == "router"}
+    shown = [q for q in raw["queues"] if q["from"] in routers and (
+        q["name"] == raw.get("bottleneck") or q["max_len_pkts"] > 1 or q["drops"] or q["marks"])]
+    hidden = sum(1 for q in raw["queues"] if q["from"] in routers) - len(shown)
+    caption = f"{hidden} other router queues never held more than one packet" if hidden else None
+    table = Table(title="Router queues", title_justify="left", caption=caption, caption_justify="left")
+    for header in ("queue", "kind", "mean p", "sd p", "max p", "sojourn ms", "drops", "marks", "drop %", "util %"):
+        table.add_column(header, justify="left" if header in ("queue", "kind") else "right")
+    for queue in shown:
+        table.add_row(*map(_cell, (
+            queue["name"], queue["kind"], f"{queue['mean_len_pkts']:.1f}", f"{queue['sd_len_pkts']:.1f}",
+            queue["max_len_pkts"], _ms(queue["mean_sojourn_s"]), queue["drops"], queue["marks"],
+            f"{queue['drop_ratio'] * 100:.2f}", f"{queue['utilization'] * 100:.1f}",
+        )))
+    return table
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .api import run
 
     quiet: bool = args.quiet
-    console = Console()
+    console = _stdout_console()
     progress = not quiet and Console(stderr=True).is_terminal
     result = run(args.file, seed=args.seed, progress=progress, overrides=args.overrides)
     if not quiet:
@@ -174,7 +194,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
         print(_engine().registry_json())
         return EXIT_OK
     registry = get_registry()
-    console = Console()
+    console = _stdout_console()
     for family in registry.families():
         console.print(Text(f"{FAMILY_TITLES.get(family, family).capitalize()}s ({family})", style="bold underline"))
         for model in registry.models(family):
@@ -215,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccsim {__version__}")
         return EXIT_OK
     if args.command is None:
-        parser.print_help()
+        _fail("a command is required: run, validate or list (see 'ccsim --help')")
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:
@@ -229,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _fail("interrupted")
         return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - mapped to messages below, re-raised otherwise
+    except Exception as exc:  # the engine's exceptions: mapped below, anything else re-raised
         return _engine_failure(exc, file)
 
 

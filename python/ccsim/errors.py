@@ -23,10 +23,11 @@ class ScenarioError(ValueError):
     """A scenario that cannot be run: which file, which field, what is wrong and what is allowed."""
 
     def __init__(self, file: str, field: str, message: str) -> None:
+        # args are the constructor's arguments, so the error pickles (sweeps run in processes).
+        super().__init__(file, field, message)
         self.file = file
         self.field = field
         self.message = message
-        super().__init__(str(self))
 
     def __str__(self) -> str:
         parts = [p for p in (self.file, self.field, self.message) if p]
@@ -41,9 +42,12 @@ class FieldError(ValueError):
     """
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}" if field else message)
+        super().__init__(field, message)
         self.field = field
         self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
 
 
 def join_path(path: str, key: str) -> str:

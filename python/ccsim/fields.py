@@ -65,20 +65,17 @@ class StrictModel(BaseModel):
         return data
 
 
-def _quantity(parse: Any) -> BeforeValidator:
-    # UnitError is a ValueError: pydantic reports it with its message, which says what is allowed.
-    return BeforeValidator(parse)
-
-
-Time = Annotated[int, _quantity(units.parse_time), PlainSerializer(units.format_time, return_type=str)]
+# The parsers raise UnitError, a ValueError: pydantic reports its message, which says what is
+# allowed (errors.py turns it into the one-line form).
+Time = Annotated[int, BeforeValidator(units.parse_time), PlainSerializer(units.format_time, return_type=str)]
 """A duration; canonical value: integer nanoseconds."""
-Rate = Annotated[int, _quantity(units.parse_rate), PlainSerializer(units.format_rate, return_type=str)]
+Rate = Annotated[int, BeforeValidator(units.parse_rate), PlainSerializer(units.format_rate, return_type=str)]
 """A bit rate; canonical value: integer bit/s."""
-Bytes = Annotated[int, _quantity(units.parse_bytes), PlainSerializer(units.format_bytes, return_type=str)]
+Bytes = Annotated[int, BeforeValidator(units.parse_bytes), PlainSerializer(units.format_bytes, return_type=str)]
 """A byte count."""
-Size = Annotated[dict[str, int], _quantity(units.parse_size), PlainSerializer(units.format_size, return_type=str)]
+Size = Annotated[dict[str, int], BeforeValidator(units.parse_size), PlainSerializer(units.format_size, return_type=str)]
 """A buffer size: ``{"packets": n}`` or ``{"bytes": n}``."""
-Prob = Annotated[float, _quantity(units.parse_prob)]
+Prob = Annotated[float, BeforeValidator(units.parse_prob)]
 """A probability in [0, 1]."""
 
 

@@ -59,7 +59,8 @@ def _set(node: Any, parts: list[str | int], value: Any, done: list[str | int], f
     if isinstance(node, list):
         if isinstance(head, int):
             if head >= len(node):
-                raise ScenarioError(file, key, f"no element {head}; {_path_text(done)} has {len(node)} (0..{len(node) - 1})")
+                message = f"no element {head}; {_path_text(done)} has {len(node)} (0..{len(node) - 1})"
+                raise ScenarioError(file, key, message)
             if not rest:
                 node[head] = value
                 return

@@ -34,16 +34,31 @@ def _save(fig: Figure, path: Path) -> None:
 
 
 def plot_series(
-    traces: pd.DataFrame, prefix: str, suffix: str, ylabel: str, title: str, path: Path, scale: float = 1.0
+    traces: pd.DataFrame,
+    prefix: str,
+    suffix: str,
+    ylabel: str,
+    title: str,
+    path: Path,
+    scale: float = 1.0,
+    labels: dict[str, str] | None = None,
+    warmup_s: float = 0.0,
 ) -> bool:
-    """One line per matching trace column against ``time_s``; False (nothing written) if none."""
+    """One line per matching trace column against ``time_s``; False (nothing written) if none.
+
+    ``labels`` renames series (by the part between prefix and suffix); a dashed line marks the
+    end of the warm-up, before which nothing is measured.
+    """
     columns = series_columns(traces, prefix, suffix)
     if not columns or "time_s" not in traces:
         return False
     fig = Figure(figsize=(8, 4), layout="constrained")
     ax = fig.subplots()
     for column in columns:
-        ax.plot(traces["time_s"], traces[column] * scale, label=_label(column, prefix, suffix), linewidth=0.8)
+        key = _label(column, prefix, suffix)
+        ax.plot(traces["time_s"], traces[column] * scale, label=(labels or {}).get(key, key), linewidth=0.8)
+    if warmup_s > 0:
+        ax.axvline(warmup_s, color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

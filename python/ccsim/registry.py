@@ -140,6 +140,8 @@ class ParamInfo:
         """A bound in the parameter's own units."""
         if self.kind in ("time", "rate", "bytes") and float(bound).is_integer():
             return format_param(self.kind, int(bound))
+        if self.kind in ("int", "size") and float(bound).is_integer():
+            return str(int(bound))
         return f"{bound:g}"
 
     def range_text(self) -> str:

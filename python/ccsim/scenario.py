@@ -18,9 +18,9 @@ from . import units
 from .errors import NO_FILE, FieldError, ScenarioError
 from .fields import AppAlgo, CcAlgo, StartWindow, StrictModel, Time, TransportAlgo, algo
 from .overrides import apply_overrides
-from .topology import DaisyChain, Dumbbell, Explicit, Network, Topology
+from .topology import Dumbbell, Network, Topology
 
-__all__ = ["Simulation", "Flow", "Metrics", "Trace", "Scenario", "load", "from_dict", "compile_scenario"]
+__all__ = ["Simulation", "Flow", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
 
 U64_MAX = 2**64 - 1
 
@@ -83,8 +83,10 @@ class Trace(StrictModel):
     """``[trace]``: time series sampled every ``interval``."""
 
     interval: Time
-    queues: list[str] = []
+    queues: list[str] = Field(default_factory=list)
     cwnd: bool = True
+    events: bool = False
+    """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
 
     @model_validator(mode="after")
     def _interval_positive(self) -> Trace:
@@ -100,8 +102,8 @@ class Scenario(StrictModel):
     description: str | None = None
     simulation: Simulation
     topology: Topology
-    flows: list[Flow] = []
-    metrics: Metrics = Metrics()
+    flows: list[Flow] = Field(default_factory=list)
+    metrics: Metrics = Field(default_factory=Metrics)
     trace: Trace | None = None
 
     _network: Network = PrivateAttr()
@@ -109,7 +111,7 @@ class Scenario(StrictModel):
     @model_validator(mode="after")
     def _references_resolve(self) -> Scenario:
         try:
-            self._network = self.topology.build()
+            self._network = self.topology.expand()
         except FieldError as exc:
             raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
         _check_flows(self, self._network)
@@ -123,7 +125,7 @@ class Scenario(StrictModel):
 
     def expanded_flows(self) -> list[tuple[Flow, str, str, int]]:
         """(flow table, src name, dst name, replica number) per flow after ``count``."""
-        out = []
+        out: list[tuple[Flow, str, str, int]] = []
         for flow in self.flows:
             src, dst = _endpoints(flow)
             out.extend((flow, src, dst, replica) for replica in range(flow.count))
@@ -159,7 +161,8 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
                 )
             if flow.pair >= len(topo.pairs):
                 raise FieldError(
-                    f"{where}.pair", f"no pair {flow.pair}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})"
+                    f"{where}.pair",
+                    f"no pair {flow.pair}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})",
                 )
         else:
             for end in ("src", "dst"):
@@ -229,6 +232,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "interval_ns": trace.interval if trace else None,
             "queues": list(trace.queues) if trace else [],
             "cwnd": trace.cwnd if trace else True,
+            "events": trace.events if trace else False,
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": scenario.metrics.jain_flows,
@@ -276,5 +280,3 @@ def _concerns(field: str, key: str) -> bool:
     if "[" not in key:
         field = re.sub(r"\[\d+\]", "", field)
     return field == key or field.startswith((key + ".", key + "[")) or key.startswith((field + ".", field + "["))
-
-__all__ += ["read_toml", "Dumbbell", "DaisyChain", "Explicit"]

@@ -218,7 +218,7 @@ class Dumbbell(StrictModel):
                 raise FieldError(name, "must not be empty")
         return self
 
-    def build(self) -> Network:
+    def expand(self) -> Network:
         net = Network(default_bottleneck="A->B")
         senders = self.pairs if self.pairs is not None else self.sources or []
         receivers = self.pairs if self.pairs is not None else self.sinks or []
@@ -254,7 +254,7 @@ class DaisyChain(StrictModel):
     access: LinkSpec | None = None
     bottleneck_queue: str | None = None
 
-    def build(self) -> Network:
+    def expand(self) -> Network:
         net = Network()
         routers = [f"R{i}" for i in range(len(self.hops) + 1)]
         for name in routers:
@@ -285,7 +285,7 @@ class Explicit(StrictModel):
     links: list[ExplicitLink]
     bottleneck_queue: str | None = None
 
-    def build(self) -> Network:
+    def expand(self) -> Network:
         net = Network()
         for i, node in enumerate(self.nodes):
             net.add_node(node.name, node.kind, f"nodes[{i}].name")

@@ -167,7 +167,7 @@ def parse_bytes(value: object) -> int:
         raise UnitError(f"{value!r} is not a byte count; expected {BYTES_HELP}")
     number, unit = _split(value, "a byte count", BYTES_HELP)
     if unit == "":
-        return _scale(number, 1, value, "a byte count", "bytes")
+        raise UnitError(f"{value!r} has no unit; expected {BYTES_HELP}")
     factor = BYTE_UNITS.get(unit)
     if factor is None:
         raise UnitError(f"{value!r}: unknown unit {unit!r}; expected {BYTES_HELP}")
@@ -251,8 +251,8 @@ def format_bytes(count: int) -> str:
     """Bytes to text, in whole units: 65536 -> ``"64KiB"``, 1460 -> ``"1460B"``."""
     if count == 0:
         return "0B"
-    for name, factor in (("GiB", 1 << 30), ("GB", 10**9), ("MiB", 1 << 20), ("MB", 10**6),
-                         ("KiB", 1 << 10), ("KB", 1000)):
+    # Packet-sized counts read best in bytes ("1000B", "1500B"), buffers in binary units.
+    for name, factor in (("GiB", 1 << 30), ("GB", 10**9), ("MiB", 1 << 20), ("MB", 10**6), ("KiB", 1 << 10)):
         if count % factor == 0:
             return f"{count // factor}{name}"
     return f"{count}B"

@@ -1,0 +1,34 @@
+"""Type stubs of the Rust engine's bindings (crates/ccsim-py)."""
+
+__version__: str
+
+class ConfigError(ValueError):
+    """A core configuration that cannot be simulated."""
+
+    field: str
+    message: str
+
+class SimulationError(RuntimeError):
+    """The engine failed (a bug): the message names the seed to replay it."""
+
+class Simulation:
+    """A simulation built from a core configuration (config.rs ``Config``, as JSON)."""
+
+    def __init__(self, config_json: str) -> None: ...
+    @property
+    def now_ns(self) -> int: ...
+    @property
+    def duration_ns(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def events(self) -> int: ...
+    def run_until(self, t_ns: int) -> None:
+        """Advance simulated time to ``t_ns`` (capped at the duration), GIL released."""
+    def results_json(self) -> str:
+        """Everything measured so far (results.rs ``Results``), as JSON."""
+
+def registry_json() -> str:
+    """Every registered model with its parameters, as JSON."""

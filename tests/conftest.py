@@ -1,0 +1,42 @@
+"""Shared test setup: the package from this checkout, and helpers to run the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+
+# `make develop` installs ccsim into the venv; running pytest from a bare checkout still
+# finds the Python sources.
+if str(ROOT / "python") not in sys.path:
+    sys.path.insert(0, str(ROOT / "python"))
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m ccsim ARGS`` in a subprocess, as a user would run it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
+    env["MPLBACKEND"] = "Agg"
+    env["COLUMNS"] = "200"  # rich wraps tables to the terminal width; keep rows on one line
+    return subprocess.run(
+        [sys.executable, "-m", "ccsim", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=600
+    )
+
+
+@pytest.fixture
+def write_toml(tmp_path: Path):
+    """Write a scenario file and return its path."""
+
+    def write(text: str, name: str = "scenario.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
