@@ -114,7 +114,7 @@ class Result:
     def __repr__(self) -> str:
         util = "n/a" if self.utilization is None else f"{self.utilization:.3f}"
         return (f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
-                f"jain={self.jain_index:.3f} utilization={util} events={self.events}>")
+                f"jain={self.jain_index} utilization={util} events={self.events}>")
 
 
 def as_scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: list[str] | None = None) -> Scenario:

@@ -139,6 +139,9 @@ impl TcpSender {
             bytes_in_flight: 0,
             flight_size: 0,
             in_recovery: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            rwnd: cfg.rwnd,
             now: 0,
         };
         TcpSender {
@@ -201,6 +204,9 @@ impl TcpSender {
         self.st.in_recovery = self.recovery != Recovery::Open;
         self.st.srtt = self.rtt.srtt;
         self.st.min_rtt = self.rtt.min_rtt;
+        self.st.snd_una = self.snd_una;
+        self.st.snd_nxt = self.snd_nxt;
+        self.st.rwnd = self.rwnd;
     }
 
     fn index_of(&self, seq: u64) -> Option<usize> {
@@ -411,10 +417,15 @@ impl TcpSender {
             self.mark_sack_losses();
         }
 
+        // Timestamps give a valid sample even for retransmitted data (RFC 7323 §4); only ACKs
+        // of new data are sampled, as a duplicate ACK echoes an older segment's time.
+        let acked = ack.saturating_sub(self.snd_una);
+        let rtt = (acked > 0 && pkt.ts_echo > 0 && pkt.ts_echo <= now).then(|| now - pkt.ts_echo);
+        let info = Ack { acked, rtt, ece, size: pkt.size };
+        self.sync_state(now);
+        self.cc.on_ack_received(&self.st, &info);
+
         if ack > self.snd_una {
-            let acked = ack - self.snd_una;
-            // Timestamps give a valid sample even for retransmitted data (RFC 7323 §4).
-            let rtt = (pkt.ts_echo > 0 && pkt.ts_echo <= now).then(|| now - pkt.ts_echo);
             if let Some(r) = rtt {
                 self.rtt.sample(r);
                 cx.stats.rtt_sample(now, r);
@@ -458,7 +469,7 @@ impl TcpSender {
                     if ece && ack > self.ecn_recover {
                         self.reduce_on_ecn(cx);
                     } else {
-                        self.cc.on_ack(&mut self.st, &Ack { acked, rtt, ece });
+                        self.cc.on_ack(&mut self.st, &info);
                     }
                 }
             }
@@ -554,6 +565,8 @@ impl TcpSender {
         }
         self.lost_frontier = self.snd_nxt;
         self.retx_hint = self.snd_una;
+        self.sync_state(now);
+        self.cc.on_timeout(&mut self.st);
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         self.sync_state(now);

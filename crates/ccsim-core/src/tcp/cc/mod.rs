@@ -32,6 +32,13 @@ pub struct CcState {
     pub flight_size: u64,
     /// True during fast recovery or recovery after a timeout.
     pub in_recovery: bool,
+    /// Oldest unacknowledged byte (SND.UNA): with `snd_nxt`, marks round-trip boundaries
+    /// (a round ends when the ACK passes the `snd_nxt` recorded at its start).
+    pub snd_una: u64,
+    /// Next new byte to be sent (SND.NXT).
+    pub snd_nxt: u64,
+    /// Peer's advertised window (bytes).
+    pub rwnd: u64,
     /// Time of the event being handled.
     pub now: Time,
 }
@@ -43,15 +50,17 @@ impl CcState {
     }
 }
 
-/// An acknowledgement of new data, as seen by the congestion control.
-#[derive(Clone, Copy, Debug)]
+/// An acknowledgement, as seen by the congestion control.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Ack {
-    /// Bytes newly acknowledged cumulatively by this ACK.
+    /// Bytes newly acknowledged cumulatively by this ACK (0 for a duplicate ACK).
     pub acked: u64,
     /// RTT sample carried by this ACK (timestamps), if any.
     pub rtt: Option<Time>,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
+    /// Size of the ACK packet on the wire (bytes).
+    pub size: u32,
 }
 
 /// The cause of a window reduction.
@@ -73,6 +82,10 @@ pub trait CongestionControl: Send {
     /// New data was acknowledged outside fast recovery: grow `st.cwnd`.
     fn on_ack(&mut self, st: &mut CcState, ack: &Ack);
 
+    /// Every arriving ACK, new or duplicate, in or out of recovery, before the sender acts
+    /// on it (for estimators: DCTCP's marked fraction, ACK inter-arrival times...).
+    fn on_ack_received(&mut self, _st: &CcState, _ack: &Ack) {}
+
     /// ssthresh after a congestion event; RFC 5681 eq. (4) by default:
     /// `max(FlightSize / 2, 2 * SMSS)`.
     fn ssthresh(&mut self, st: &CcState, _event: Congestion) -> u64 {
@@ -87,6 +100,9 @@ pub trait CongestionControl: Send {
 
     /// Fast recovery or recovery after a timeout ended.
     fn on_recovery_exit(&mut self, _st: &mut CcState) {}
+
+    /// The retransmission timer expired; `st.cwnd` is already the loss window.
+    fn on_timeout(&mut self, _st: &mut CcState) {}
 }
 
 /// A registered congestion control.

@@ -44,6 +44,9 @@ mod tests {
             bytes_in_flight: 0,
             flight_size: 0,
             in_recovery: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            rwnd: u64::MAX,
             now: 0,
         }
     }
@@ -53,10 +56,10 @@ mod tests {
         let mut cc = NewReno::default();
         let mut st = state(10, 1000);
         // A delayed ACK for two segments: +2 MSS.
-        cc.on_ack(&mut st, &Ack { acked: 2000, rtt: None, ece: false });
+        cc.on_ack(&mut st, &Ack { acked: 2000, ..Ack::default() });
         assert_eq!(st.cwnd, 12_000);
         // A stretch ACK for five segments is limited to 2 MSS (RFC 3465 L = 2).
-        cc.on_ack(&mut st, &Ack { acked: 5000, rtt: None, ece: false });
+        cc.on_ack(&mut st, &Ack { acked: 5000, ..Ack::default() });
         assert_eq!(st.cwnd, 14_000);
     }
 
@@ -64,12 +67,12 @@ mod tests {
     fn slow_start_stops_at_ssthresh_then_adds_one_segment_per_window() {
         let mut cc = NewReno::default();
         let mut st = state(9, 10);
-        cc.on_ack(&mut st, &Ack { acked: 2000, rtt: None, ece: false });
+        cc.on_ack(&mut st, &Ack { acked: 2000, ..Ack::default() });
         // 1000 bytes used to reach ssthresh, the other 1000 credited to avoidance.
         assert_eq!(st.cwnd, 10_000);
         // Nine more segments acknowledged: the window of 10 000 bytes is complete: +1 MSS.
         for _ in 0..9 {
-            cc.on_ack(&mut st, &Ack { acked: 1000, rtt: None, ece: false });
+            cc.on_ack(&mut st, &Ack { acked: 1000, ..Ack::default() });
         }
         assert_eq!(st.cwnd, 11_000);
     }
