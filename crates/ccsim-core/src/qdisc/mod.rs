@@ -11,6 +11,7 @@
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
 
 pub mod droptail;
+pub mod pie;
 
 use crate::packet::{Ecn, Packet};
 use crate::params::{ParamSpec, Params};
@@ -138,7 +139,7 @@ pub struct QueueModel {
 }
 
 /// Every queue discipline ccsim knows; adding one is a file plus a line here.
-pub static QUEUES: &[QueueModel] = &[droptail::MODEL];
+pub static QUEUES: &[QueueModel] = &[droptail::MODEL, pie::MODEL];
 
 /// Statistics of a queue over the measured window (and whole-run totals for invariants).
 #[derive(Clone, Debug, Default)]
