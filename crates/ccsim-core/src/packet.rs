@@ -41,6 +41,15 @@ pub enum Kind {
 pub const FLAG_ECE: u8 = 1 << 0;
 /// TCP flag: Congestion Window Reduced (RFC 3168 §6.1).
 pub const FLAG_CWR: u8 = 1 << 1;
+/// ENCN non-congestion flag on data packets (ccsim's carriage of ENCN, see `qdisc/encn.rs`):
+/// "no ENCN router on the path so far is congested". An ENCN-capable sender sets it on every
+/// data packet; each ENCN queue clears it when its queue is at or above its `q_min`; other
+/// queues leave it alone, so it arrives set only if every ENCN router on the path was below
+/// its threshold.
+pub const FLAG_NC: u8 = 1 << 2;
+/// ENCN echo on ACKs: set iff the data segment that triggered the ACK (the latest one
+/// received) carried [`FLAG_NC`] (`tcp/receiver.rs`).
+pub const FLAG_NC_ECHO: u8 = 1 << 3;
 
 /// Maximum SACK blocks carried by an ACK (RFC 2018 §3: three with timestamps).
 pub const MAX_SACK_BLOCKS: usize = 3;

@@ -10,8 +10,13 @@
 //! Length convention (ALGORITHMS.md A1): the packet being serialized has left the queue, as
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
 
+pub mod choke;
 pub mod droptail;
+pub mod encn;
+pub mod jersey_cw;
 pub mod pie;
+pub mod red;
+pub mod threshold;
 
 use crate::packet::{Ecn, Packet};
 use crate::params::{ParamSpec, Params};
@@ -139,7 +144,15 @@ pub struct QueueModel {
 }
 
 /// Every queue discipline ccsim knows; adding one is a file plus a line here.
-pub static QUEUES: &[QueueModel] = &[droptail::MODEL, pie::MODEL];
+pub static QUEUES: &[QueueModel] = &[
+    droptail::MODEL,
+    red::MODEL,
+    pie::MODEL,
+    choke::MODEL,
+    threshold::MODEL,
+    jersey_cw::MODEL,
+    encn::MODEL,
+];
 
 /// Statistics of a queue over the measured window (and whole-run totals for invariants).
 #[derive(Clone, Debug, Default)]

@@ -9,10 +9,12 @@
 //!   delayed ACK's RTT sample includes the delay; out-of-order segments do not update it.
 //! - RFC 3168 §6.1.3: after a CE-marked segment, set ECE on every ACK until a segment with
 //!   CWR arrives.
+//! - ENCN (ccsim's carriage, see `qdisc/encn.rs`): FLAG_NC_ECHO on an ACK iff the latest data
+//!   segment received (the one that triggered the ACK) carried FLAG_NC.
 
 use super::TcpConfig;
 use crate::endpoint::{Cx, Endpoint};
-use crate::packet::{Ecn, Kind, Packet, SackBlock, FLAG_CWR, FLAG_ECE, MAX_SACK_BLOCKS};
+use crate::packet::{Ecn, Kind, Packet, SackBlock, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, MAX_SACK_BLOCKS};
 use crate::sim::time::Time;
 
 /// A TCP receiver.
@@ -33,6 +35,8 @@ pub struct TcpReceiver {
     /// RFC 7323 TS.Recent.
     ts_recent: Time,
     ece: bool,
+    /// The latest data segment carried FLAG_NC (ENCN).
+    nc: bool,
 }
 
 impl TcpReceiver {
@@ -49,6 +53,7 @@ impl TcpReceiver {
             delack_deadline: None,
             ts_recent: 0,
             ece: false,
+            nc: false,
         }
     }
 
@@ -80,7 +85,7 @@ impl TcpReceiver {
             ts: cx.now,
             ts_echo: self.ts_recent,
             window: self.cfg.rwnd as u32,
-            flags: if self.ece { FLAG_ECE } else { 0 },
+            flags: (if self.ece { FLAG_ECE } else { 0 }) | (if self.nc { FLAG_NC_ECHO } else { 0 }),
             ..Packet::default()
         };
         if self.cfg.sack && !self.ooo.is_empty() {
@@ -113,6 +118,7 @@ impl Endpoint for TcpReceiver {
         if pkt.ecn == Ecn::Ce {
             self.ece = true;
         }
+        self.nc = pkt.flags & FLAG_NC != 0;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         if end <= self.rcv_nxt {
             // Old duplicate: acknowledge at once so the sender learns where we are.
@@ -235,5 +241,32 @@ mod tests {
         let mut p = data(2, 1);
         p.flags = FLAG_CWR;
         assert_eq!(feed(&mut r, p, 3, &mut st)[0].flags & FLAG_ECE, 0);
+    }
+
+    #[test]
+    fn echoes_the_non_congestion_flag_of_the_segment_that_triggered_the_ack() {
+        let mut r = receiver(2);
+        let mut st = FlowStats::default();
+        let nc = |seg| Packet { flags: FLAG_NC, ..data(seg, 1) };
+        // Delayed ACK of segments 0 (flagged) and 1 (not): the trigger, 1, decides.
+        assert!(feed(&mut r, nc(0), 1, &mut st).is_empty());
+        assert_eq!(feed(&mut r, data(1, 1), 2, &mut st)[0].flags & FLAG_NC_ECHO, 0);
+        // 2 (not) then 3 (flagged): echoed.
+        assert!(feed(&mut r, data(2, 1), 3, &mut st).is_empty());
+        assert_eq!(feed(&mut r, nc(3), 4, &mut st)[0].flags & FLAG_NC_ECHO, FLAG_NC_ECHO);
+        // An out-of-order flagged segment triggers an immediate, echoing dupACK.
+        assert_eq!(feed(&mut r, nc(5), 5, &mut st)[0].flags & FLAG_NC_ECHO, FLAG_NC_ECHO);
+        // A timer-driven ACK echoes the latest segment (flagged 4, filling the gap: immediate).
+        let a = feed(&mut r, nc(4), 6, &mut st);
+        assert_eq!((a[0].ack, a[0].flags & FLAG_NC_ECHO), (6000, FLAG_NC_ECHO));
+        assert!(feed(&mut r, data(6, 1), 7, &mut st).is_empty());
+        let mut out = vec![];
+        r.on_wakeup(&mut Cx { now: 7 + 200 * MS, out: &mut out, stats: &mut st });
+        assert_eq!(out[0].flags & FLAG_NC_ECHO, 0);
+        // The echo is independent of ECE: a CE-marked flagged segment gets both.
+        let p = Packet { ecn: Ecn::Ce, ..nc(7) };
+        feed(&mut r, p, 8 + 200 * MS, &mut st);
+        let a = feed(&mut r, nc(8), 9 + 200 * MS, &mut st);
+        assert_eq!(a[0].flags & (FLAG_NC_ECHO | FLAG_ECE), FLAG_NC_ECHO | FLAG_ECE);
     }
 }
