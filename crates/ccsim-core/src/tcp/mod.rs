@@ -49,6 +49,12 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("max_rto", ParamKind::Time, Some(ParamValue::Int(60 * SEC as i64)), "maximum RTO (RFC 6298: at least 60 s)"),
     ParamSpec::new("initial_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "RTO before the first RTT sample (RFC 6298: 1 s)"),
     ParamSpec::new("sack", ParamKind::Bool, Some(ParamValue::Bool(true)), "SACK-based loss recovery (RFC 6675); false = NewReno (RFC 6582)"),
+    ParamSpec::new(
+        "lost_retransmit",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(true)),
+        "detect lost retransmissions from SACKs of data sent after them (RFC 8985 RACK idea; Linux); false = RFC 6675 only, a lost retransmission waits for the RTO (ns-3)",
+    ),
     ParamSpec::new("ecn", ParamKind::Bool, Some(ParamValue::Bool(false)), "ECN-capable (RFC 3168): data sent ECT(0), reacts to ECE"),
     ParamSpec::new("dupthresh", ParamKind::Int, Some(ParamValue::Int(3)), "duplicate ACKs that trigger fast retransmit")
         .range(1.0, 1000.0),
@@ -79,6 +85,8 @@ pub struct TcpConfig {
     pub initial_rto: Time,
     /// SACK-based recovery.
     pub sack: bool,
+    /// Detect lost retransmissions with SACK.
+    pub lost_retransmit: bool,
     /// ECN-capable.
     pub ecn: bool,
     /// Fast-retransmit threshold.
@@ -109,6 +117,7 @@ impl TcpConfig {
             max_rto: p.uint("max_rto").max(p.uint("min_rto")),
             initial_rto: p.uint("initial_rto"),
             sack: p.bool("sack"),
+            lost_retransmit: p.bool("lost_retransmit"),
             ecn: p.bool("ecn"),
             dupthresh: p.uint("dupthresh") as u32,
         }

@@ -7,6 +7,10 @@
 //! - RFC 6675: SACK scoreboard, `IsLost`, `pipe`, `NextSeg` rules 1 and 2, recovery entry and
 //!   exit, §5.1 timeout handling. Rules 3 and 4 of `NextSeg` (sending not-yet-lost holes and
 //!   the rescue retransmission) are not implemented.
+//! - Lost retransmissions (optional, `lost_retransmit`, on by default): RFC 6675 alone can only
+//!   find them by timeout. As RACK (RFC 8985 §6.2) and Linux do, a retransmission is deemed
+//!   lost once data sent more than a reordering window (min RTT / 4) after it has been
+//!   SACKed or acknowledged; it becomes eligible for `NextSeg` again.
 //! - RFC 3042: limited transmit (without SACK; with SACK, SACKed bytes leave `pipe`, which has
 //!   the same effect).
 //! - RFC 6298: RTO management (§5.1-5.7), via [`RttEstimator`].
@@ -42,6 +46,10 @@ struct Segment {
     lost: bool,
     /// A retransmitted copy is in flight.
     retrans: bool,
+    /// When this segment was last sent.
+    xmit_time: Time,
+    /// Sent more than once: a SACK for it does not tell which copy arrived.
+    ever_retx: bool,
 }
 
 impl Segment {
@@ -90,6 +98,10 @@ pub struct TcpSender {
     lost_frontier: u64,
     /// Lost segments below this have all been retransmitted (search start for `NextSeg`).
     retx_hint: u64,
+    /// Latest send time among segments known delivered, RACK's `xmit_ts`: from segments sent
+    /// once that were SACKed or acknowledged, and from echoed timestamps (the copy that
+    /// arrived is then known).
+    delivered_xmit_time: Time,
 
     recovery: Recovery,
     recover: u64,
@@ -163,6 +175,7 @@ impl TcpSender {
             high_sacked: 0,
             lost_frontier: 0,
             retx_hint: 0,
+            delivered_xmit_time: 0,
             recovery: Recovery::Open,
             recover: 0,
             dupacks: 0,
@@ -231,6 +244,9 @@ impl TcpSender {
         }
         s.sacked = true;
         self.sacked_bytes += s.len as u64;
+        if !s.ever_retx {
+            self.delivered_xmit_time = self.delivered_xmit_time.max(s.xmit_time);
+        }
         if s.lost {
             self.lost_bytes -= s.len as u64;
         }
@@ -247,6 +263,9 @@ impl TcpSender {
                 break;
             }
             let s = self.scoreboard.pop_front().expect("front exists");
+            if !s.ever_retx {
+                self.delivered_xmit_time = self.delivered_xmit_time.max(s.xmit_time);
+            }
             if s.sacked {
                 self.sacked_bytes -= s.len as u64;
             } else {
@@ -310,6 +329,26 @@ impl TcpSender {
         self.lost_frontier = frontier;
     }
 
+    /// A retransmission is lost once data sent more than a reordering window after it has
+    /// been delivered (RACK, RFC 8985 §6.2, applied to retransmissions): it may be sent again.
+    fn mark_lost_retransmissions(&mut self) {
+        let reo_wnd = self.rtt.min_rtt.unwrap_or(0) / 4;
+        let mut remaining = self.retrans_bytes;
+        let mut i = 0;
+        while remaining > 0 && i < self.scoreboard.len() {
+            let s = &mut self.scoreboard[i];
+            if s.retrans && !s.sacked {
+                remaining -= s.len as u64;
+                if s.xmit_time + reo_wnd < self.delivered_xmit_time {
+                    s.retrans = false;
+                    self.retrans_bytes -= s.len as u64;
+                    self.retx_hint = self.retx_hint.min(s.seq);
+                }
+            }
+            i += 1;
+        }
+    }
+
     // ----- transmission -----
 
     fn emit(&mut self, seq: u64, len: u32, retransmission: bool, cx: &mut Cx) {
@@ -350,6 +389,8 @@ impl TcpSender {
             s.retrans = true;
             self.retrans_bytes += s.len as u64;
         }
+        s.xmit_time = cx.now;
+        s.ever_retx = true;
         let (seq, len) = (s.seq, s.len);
         self.emit(seq, len, true, cx);
     }
@@ -399,7 +440,15 @@ impl TcpSender {
                 break;
             }
             let seq = self.snd_nxt;
-            self.scoreboard.push_back(Segment { seq, len: len as u32, sacked: false, lost: false, retrans: false });
+            self.scoreboard.push_back(Segment {
+                seq,
+                len: len as u32,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                xmit_time: cx.now,
+                ever_retx: false,
+            });
             self.snd_nxt += len;
             self.emit(seq, len as u32, false, cx);
         }
@@ -413,8 +462,14 @@ impl TcpSender {
         self.rwnd = pkt.window as u64;
         let ack = pkt.ack.min(self.snd_nxt);
         let ece = self.cfg.ecn && pkt.flags & FLAG_ECE != 0;
+        if pkt.ts_echo <= now {
+            self.delivered_xmit_time = self.delivered_xmit_time.max(pkt.ts_echo);
+        }
         if self.cfg.sack && pkt.sack_len > 0 && self.update_sack(pkt) {
             self.mark_sack_losses();
+            if self.cfg.lost_retransmit && self.retrans_bytes > 0 {
+                self.mark_lost_retransmissions();
+            }
         }
 
         // Timestamps give a valid sample even for retransmitted data (RFC 7323 §4); only ACKs
@@ -547,8 +602,12 @@ impl TcpSender {
         }
         cx.stats.count(now, |s| &mut s.timeouts);
         self.sync_state(now);
-        // RFC 5681 §3.1: a segment that already timed out keeps ssthresh unchanged.
+        // RFC 5681 §3.1: a segment that already timed out keeps ssthresh unchanged. FlightSize
+        // is taken as the data still believed in the network (RFC 6675 pipe, before this
+        // timeout marks it lost), as ns-3 does: data SACKed during a failed recovery has left
+        // the network and must not inflate ssthresh.
         if self.rtt.backoff == 0 {
+            self.st.flight_size = self.pipe();
             self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Timeout);
         }
         self.st.cwnd = self.cfg.mss as u64; // loss window
@@ -831,6 +890,66 @@ mod tests {
         h.ack(all, &[], 0);
         assert_eq!(h.s.recovery, Recovery::Open);
         assert_eq!(h.stats.timeouts, 0);
+    }
+
+    /// Segment 0 is lost, retransmitted at 10 ms, and the retransmission is lost too.
+    /// Returns what the sender sends when, at 60 ms, a SACK reports data it sent at 30 ms.
+    fn lost_retransmission_scenario(lost_retransmit: bool) -> (Vec<u64>, Vec<u64>) {
+        let mut h = Harness::new(10, true);
+        h.s.cfg.lost_retransmit = lost_retransmit;
+        h.s.st.ssthresh = 1 << 40;
+        h.send();
+        h.now = 10 * MS;
+        let mut first = vec![];
+        for k in 2..=4 {
+            first.extend(h.ack(0, &[(1, k)], 0));
+        }
+        assert!(first.contains(&0), "fast retransmit of 0: {first:?}");
+        // SACKs for the rest of the first window (sent at 0 ms, before the retransmission)
+        // prove nothing about it.
+        h.now = 30 * MS;
+        let mut middle = vec![];
+        for k in 5..=10 {
+            middle.extend(h.ack(0, &[(1, k)], 0));
+        }
+        assert!(!middle.contains(&0), "no early re-retransmission: {middle:?}");
+        assert!(middle.iter().any(|&s| s >= 10), "new data sent at 30 ms: {middle:?}");
+        // Data sent at 30 ms arrives while 0 is still missing: its retransmission is lost.
+        h.now = 60 * MS;
+        let top = *middle.iter().max().unwrap() + 1;
+        let last = h.ack(0, &[(1, top)], 0);
+        (last, middle)
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_sent_again_once_later_data_is_sacked() {
+        let (last, _) = lost_retransmission_scenario(true);
+        assert_eq!(last.first(), Some(&0), "{last:?}");
+        // RFC 6675 alone has to wait for the timeout.
+        let (last, _) = lost_retransmission_scenario(false);
+        assert!(!last.contains(&0), "{last:?}");
+    }
+
+    #[test]
+    fn ssthresh_after_a_timeout_counts_only_data_still_in_flight() {
+        // cwnd 10, segment 0 lost, 1..9 SACKed. By hand: the first two SACKs free pipe for
+        // segments 10 and 11; the third marks 0 lost and enters recovery with FlightSize 12:
+        // ssthresh = cwnd = 6. The remaining SACKs bring pipe down to 3, so 12..14 go out:
+        // pipe 6, FlightSize 15. Then the retransmission is lost and the timer expires.
+        // FlightSize still counts the nine SACKed segments; pipe does not.
+        let mut h = Harness::new(10, true);
+        h.s.cfg.lost_retransmit = false;
+        h.s.st.ssthresh = 10_000;
+        h.send();
+        for k in 2..=10 {
+            h.ack(0, &[(1, k)], 0);
+        }
+        assert_eq!(h.s.recovery, Recovery::Fast);
+        let (pipe, flight) = (h.s.pipe(), h.s.flight_size());
+        assert_eq!((pipe, flight), (6000, 15_000));
+        h.fire_rto();
+        assert_eq!(h.s.st.ssthresh, 3000); // pipe / 2, where FlightSize / 2 would give 7500
+        assert_eq!(h.cwnd_segs(), 1.0);
     }
 
     #[test]
