@@ -218,3 +218,15 @@ def test_event_log_lists_every_drop_the_queues_counted(tmp_path: Path) -> None:
     assert (result.flows.set_index("id").queue_drops[per_flow.index] == per_flow).all()
     written = result.write(tmp_path)
     assert tmp_path / "queue_events.parquet" in written
+
+
+def test_message_log_matches_the_flow_counters() -> None:
+    """`[trace] messages = true`: one row per message; a bulk flow's one message stays pending."""
+    scenario = ccsim.load(str(SCENARIOS / "flagship.toml"), ["trace.messages=true", "simulation.duration=5s",
+                                                           "simulation.warmup=0s"])
+    result = ccsim.run(scenario)
+    assert result.messages is not None
+    # Bulk applications write one unlimited message each: nothing is ever delivered whole.
+    assert len(result.messages) == 0
+    assert (result.flows.messages_pending == 1).all()
+    assert (result.flows.messages_received == 0).all()

@@ -47,11 +47,15 @@ class Result:
         log = self.raw.get("queue_events")
         self.queue_events = pd.DataFrame(log) if log else None
         """Every drop and mark (``time_s``, ``queue``, ``flow``, ``event``) when ``trace.events`` is on."""
+        messages = self.raw.get("messages")
+        self.messages = pd.DataFrame(messages) if messages else None
+        """Every application message (``flow``, ``index``, ``created_s``, ``delivered_s``,
+        ``delay_s``, ``lost``) when ``trace.messages`` is on."""
 
     @property
     def summary(self) -> dict[str, Any]:
         """Everything but the time series, JSON-able; identical for identical seeds."""
-        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events")}
+        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events", "messages")}
 
     @property
     def jain_index(self) -> float | None:
@@ -82,6 +86,8 @@ class Result:
         tables = [("flows", self.flows), ("queues", self.queues), ("traces", self.traces)]
         if self.queue_events is not None:
             tables.append(("queue_events", self.queue_events))
+        if self.messages is not None:
+            tables.append(("messages", self.messages))
         for name, frame in tables:
             path = out / f"{name}.parquet"
             frame.to_parquet(path, index=False)

@@ -87,6 +87,8 @@ class Trace(StrictModel):
     cwnd: bool = True
     events: bool = False
     """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
+    messages: bool = False
+    """Log every application message: created, delivered or lost (``Result.messages``)."""
 
     @model_validator(mode="after")
     def _interval_positive(self) -> Trace:
@@ -233,6 +235,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "queues": list(trace.queues) if trace else [],
             "cwnd": trace.cwnd if trace else True,
             "events": trace.events if trace else False,
+            "messages": trace.messages if trace else False,
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": scenario.metrics.jain_flows,

@@ -167,6 +167,9 @@ pub struct TraceSpec {
     /// Log every drop and mark with its time, queue and flow.
     #[serde(default)]
     pub events: bool,
+    /// Log every application message: flow, index, created, delivered or lost.
+    #[serde(default)]
+    pub messages: bool,
 }
 
 fn yes() -> bool {

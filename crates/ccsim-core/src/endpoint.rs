@@ -4,6 +4,7 @@
 //! packet or a wakeup together with the current time, collects the packets it emits, and asks
 //! it when it next wants to be woken (smoltcp's `poll_at` pattern).
 
+use crate::messages::MessageLedger;
 use crate::packet::Packet;
 use crate::results::FlowResult;
 use crate::sim::time::Time;
@@ -17,6 +18,8 @@ pub struct Cx<'a> {
     pub out: &'a mut Vec<Packet>,
     /// The flow's statistics.
     pub stats: &'a mut FlowStats,
+    /// The flow's application messages.
+    pub messages: &'a mut MessageLedger,
 }
 
 /// One end of a flow.
@@ -27,6 +30,9 @@ pub trait Endpoint: Send {
     fn on_wakeup(&mut self, cx: &mut Cx);
     /// Earliest time this endpoint wants `on_wakeup`.
     fn next_wakeup(&self) -> Option<Time>;
+    /// A message this flow's application listens to was delivered (see
+    /// [`crate::app::Application::trigger_flow`]): let the application act.
+    fn on_app_trigger(&mut self, _cx: &mut Cx) {}
     /// Congestion window in bytes, for traces (window-based senders only).
     fn cwnd(&self) -> Option<u64> {
         None

@@ -8,12 +8,13 @@ use crate::app::APPS;
 use crate::config::{AlgoSpec, Config, DirSpec, NodeKind};
 use crate::endpoint::{Cx, Endpoint};
 use crate::error::ConfigError;
+use crate::messages::MessageLedger;
 use crate::net::link::LinkDir;
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, Packet};
 use crate::params::Params;
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
-use crate::results::{FlowResult, QueueEventLog, QueueResult, Results};
+use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results};
 use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{secs, tx_time, Time};
@@ -24,6 +25,17 @@ use crate::tcp::sender::TcpSender;
 use crate::tcp::TcpConfig;
 use crate::udp::{UdpReceiver, UdpSender};
 use std::collections::BTreeMap;
+
+/// What an endpoint is called for.
+#[derive(Clone, Copy)]
+enum Call<'a> {
+    /// A packet arrived for it.
+    Packet(&'a Packet),
+    /// Its timer is due.
+    Wakeup,
+    /// A message its application answers was delivered.
+    Trigger,
+}
 
 /// Static facts about a flow, for the results.
 struct FlowInfo {
@@ -58,6 +70,10 @@ pub struct Simulation {
     routes: Routes,
     flows: Vec<FlowInfo>,
     flow_stats: Vec<FlowStats>,
+    /// Per flow: its application messages.
+    ledgers: Vec<MessageLedger>,
+    /// Per flow: the flows whose applications answer its delivered messages.
+    listeners: Vec<Vec<u32>>,
     endpoints: Vec<Box<dyn Endpoint>>,
     endpoint_host: Vec<u32>,
     endpoint_timers: Vec<Timer>,
@@ -68,6 +84,8 @@ pub struct Simulation {
     emitted: Vec<Packet>,
     /// Every drop and mark with its time, when the scenario asks for it.
     event_log: Option<QueueEventLog>,
+    /// Every application message, when the scenario asks for it.
+    message_log: Option<MessageLog>,
     sampler: Option<Sampler>,
     bottleneck: Option<u32>,
     jain_flows: Vec<u32>,
@@ -133,6 +151,7 @@ impl Simulation {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * cfg.flows.len());
         let mut endpoint_host = Vec::with_capacity(2 * cfg.flows.len());
+        let mut listeners: Vec<Vec<u32>> = vec![Vec::new(); cfg.flows.len()];
         for (i, f) in cfg.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
             for (end, v) in [("src", f.src), ("dst", f.dst)] {
@@ -166,6 +185,12 @@ impl Simulation {
             let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
             let app = (app_model.build)(&app_params, start, f.stop_ns);
             let id = i as u32;
+            if let Some(to) = app.trigger_flow() {
+                if to as usize >= cfg.flows.len() || to == id {
+                    return Err(ConfigError::new(format!("{field}.app.to"), format!("must name another flow (0..{})", cfg.flows.len())));
+                }
+                listeners[to as usize].push(id);
+            }
             let (sender, receiver): (Box<dyn Endpoint>, Box<dyn Endpoint>) = match f.transport.kind.as_str() {
                 "tcp" => {
                     let p = Params::resolve(&format!("{field}.transport"), crate::tcp::PARAMS, &f.transport.params)?;
@@ -251,6 +276,8 @@ impl Simulation {
             links,
             routes,
             flow_stats: (0..flows.len()).map(|_| FlowStats::new(cfg.warmup_ns)).collect(),
+            ledgers: vec![MessageLedger::default(); flows.len()],
+            listeners,
             flows,
             endpoints,
             endpoint_host,
@@ -259,6 +286,7 @@ impl Simulation {
             queue_events: Vec::new(),
             emitted: Vec::new(),
             event_log: cfg.trace.events.then(QueueEventLog::default),
+            message_log: cfg.trace.messages.then(MessageLog::default),
             sampler,
             bottleneck,
             jain_flows,
@@ -396,7 +424,7 @@ impl Simulation {
             }
             Event::Endpoint { endpoint, token } => {
                 match self.endpoint_timers[endpoint as usize].fired(self.now, token) {
-                    TimerAction::Fire => self.call_endpoint(endpoint as usize, None),
+                    TimerAction::Fire => self.call_endpoint(endpoint as usize, Call::Wakeup),
                     TimerAction::Schedule(t, tok) => self.events.push(t, Event::Endpoint { endpoint, token: tok }),
                     TimerAction::None => {}
                 }
@@ -427,7 +455,7 @@ impl Simulation {
                 self.flow_stats[f].received(self.now, self.now - pkt.ts);
                 2 * f + 1
             };
-            self.call_endpoint(endpoint, Some(&pkt));
+            self.call_endpoint(endpoint, Call::Packet(&pkt));
         } else {
             let l = self.routes.next_link(node, pkt.dst);
             debug_assert_ne!(l, NO_ROUTE, "no route from {node} to {}", pkt.dst);
@@ -435,15 +463,22 @@ impl Simulation {
         }
     }
 
-    /// Hand a packet (or a wakeup) to an endpoint, then send what it emitted and re-arm it.
-    fn call_endpoint(&mut self, e: usize, pkt: Option<&Packet>) {
+    /// Hand a packet, a wakeup or a trigger to an endpoint, then send what it emitted, act on
+    /// the messages it delivered, and re-arm it.
+    fn call_endpoint(&mut self, e: usize, call: Call) {
         let mut out = std::mem::take(&mut self.emitted);
         let f = e / 2;
         {
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.flow_stats[f] };
-            match pkt {
-                Some(p) => self.endpoints[e].on_packet(p, &mut cx),
-                None => self.endpoints[e].on_wakeup(&mut cx),
+            let mut cx = Cx {
+                now: self.now,
+                out: &mut out,
+                stats: &mut self.flow_stats[f],
+                messages: &mut self.ledgers[f],
+            };
+            match call {
+                Call::Packet(p) => self.endpoints[e].on_packet(p, &mut cx),
+                Call::Wakeup => self.endpoints[e].on_wakeup(&mut cx),
+                Call::Trigger => self.endpoints[e].on_app_trigger(&mut cx),
             }
         }
         let host = self.endpoint_host[e];
@@ -454,6 +489,48 @@ impl Simulation {
         }
         self.emitted = out;
         self.arm_endpoint(e);
+        if !self.ledgers[f].events.is_empty() {
+            self.account_messages(f);
+        }
+    }
+
+    /// Record the messages flow `f` delivered or lost, and wake the applications that answer
+    /// its messages.
+    fn account_messages(&mut self, f: usize) {
+        let events = std::mem::take(&mut self.ledgers[f].events);
+        for m in &events {
+            let s = &mut self.flow_stats[f];
+            if s.measuring(m.at) {
+                if m.lost {
+                    s.messages_lost_network += 1;
+                } else {
+                    let delay = m.at - m.created;
+                    s.messages_received += 1;
+                    s.message_delay_sum += delay as u128;
+                    s.message_delay_max = Some(s.message_delay_max.map_or(delay, |d| d.max(delay)));
+                }
+            }
+            if let Some(log) = self.message_log.as_mut() {
+                log.flow.push(f as u32);
+                log.index.push(m.index);
+                log.created_s.push(secs(m.created));
+                log.delivered_s.push((!m.lost).then(|| secs(m.at)));
+                log.delay_s.push((!m.lost).then(|| secs(m.at - m.created)));
+                log.lost.push(m.lost);
+            }
+            if !m.lost {
+                for k in 0..self.listeners[f].len() {
+                    let listener = self.listeners[f][k] as usize;
+                    self.call_endpoint(2 * listener, Call::Trigger);
+                }
+            }
+        }
+        // Give the buffer back so that its capacity is reused.
+        let mut events = events;
+        events.clear();
+        if self.ledgers[f].events.is_empty() {
+            self.ledgers[f].events = events;
+        }
     }
 
     fn arm_endpoint(&mut self, e: usize) {
@@ -649,6 +726,11 @@ impl Simulation {
                     delay_max_s: s.delay_max.map(secs),
                     messages_generated: s.messages_generated,
                     messages_lost_at_sender: s.messages_lost_at_sender,
+                    messages_received: s.messages_received,
+                    messages_lost_network: s.messages_lost_network,
+                    messages_pending: self.ledgers[i].pending() as u64,
+                    message_delay_mean_s: mean(s.message_delay_sum, s.messages_received),
+                    message_delay_max_s: s.message_delay_max.map(secs),
                     ..FlowResult::default()
                 };
                 self.endpoints[2 * i].report(&mut row);
@@ -719,6 +801,7 @@ impl Simulation {
             queues,
             traces,
             queue_events: self.event_log.clone(),
+            messages: self.message_log.clone(),
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod config;
 pub mod endpoint;
 pub mod engine;
 pub mod error;
+pub mod messages;
 pub mod net;
 pub mod packet;
 pub mod params;

@@ -29,6 +29,26 @@ pub struct Results {
     pub traces: BTreeMap<String, Vec<f64>>,
     /// Every drop and mark with its time, when `trace.events` is on.
     pub queue_events: Option<QueueEventLog>,
+    /// Every application message, when `trace.messages` is on.
+    pub messages: Option<MessageLog>,
+}
+
+/// Application messages, one row per message delivered or found lost (and, at the end, one
+/// per message still pending), as columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MessageLog {
+    /// Flow index.
+    pub flow: Vec<u32>,
+    /// Message index within the flow.
+    pub index: Vec<u64>,
+    /// When the application wrote it (s).
+    pub created_s: Vec<f64>,
+    /// When it was delivered (s); `None` if lost or still pending.
+    pub delivered_s: Vec<Option<f64>>,
+    /// Delivery delay (s); `None` if not delivered.
+    pub delay_s: Vec<Option<f64>>,
+    /// Known lost (a later datagram arrived first).
+    pub lost: Vec<bool>,
 }
 
 /// Drops and marks, one row per event, as columns.
@@ -103,6 +123,16 @@ pub struct FlowResult {
     pub messages_generated: u64,
     /// Messages refused because the sender's buffer was full ("lost on sensor").
     pub messages_lost_at_sender: u64,
+    /// Messages delivered to the receiving application.
+    pub messages_received: u64,
+    /// Messages known lost in the network (datagram transports).
+    pub messages_lost_network: u64,
+    /// Messages written and neither delivered nor known lost at the end of the run.
+    pub messages_pending: u64,
+    /// Mean delay of delivered messages, from write to delivery (s).
+    pub message_delay_mean_s: Option<f64>,
+    /// Largest delay of a delivered message (s).
+    pub message_delay_max_s: Option<f64>,
     /// Congestion window at the end of the run (bytes, TCP).
     pub final_cwnd_bytes: Option<u64>,
 }

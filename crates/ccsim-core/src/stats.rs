@@ -46,6 +46,14 @@ pub struct FlowStats {
     pub messages_generated: u64,
     /// Messages refused because the send buffer was full ("lost on sensor").
     pub messages_lost_at_sender: u64,
+    /// Messages delivered to the receiving application.
+    pub messages_received: u64,
+    /// Messages known lost in the network.
+    pub messages_lost_network: u64,
+    /// Delay of delivered messages: sum (ns) and maximum.
+    pub message_delay_sum: u128,
+    /// Largest message delay (ns).
+    pub message_delay_max: Option<Time>,
     /// Whole run: packets (data and ACKs) this flow injected into the network.
     pub total_injected: u64,
     /// Whole run: packets of this flow that reached their destination host.

@@ -21,14 +21,13 @@ pub struct UdpSender {
     header: u32,
     ecn: bool,
     app: Box<dyn Application>,
-    next_seq: u64,
     writes: Writes,
 }
 
 impl UdpSender {
     /// A sender for `flow` towards node `dst`.
     pub fn new(flow: u32, dst: u32, p: &Params, app: Box<dyn Application>) -> Self {
-        UdpSender { flow, dst, header: p.uint("header") as u32, ecn: p.bool("ecn"), app, next_seq: 0, writes: Writes::default() }
+        UdpSender { flow, dst, header: p.uint("header") as u32, ecn: p.bool("ecn"), app, writes: Writes::default() }
     }
 }
 
@@ -50,12 +49,30 @@ impl Endpoint for UdpSender {
     fn on_packet(&mut self, _pkt: &Packet, _cx: &mut Cx) {}
 
     fn on_wakeup(&mut self, cx: &mut Cx) {
-        let now = cx.now;
-        if !self.app.next_wakeup().is_some_and(|t| t <= now) {
-            return;
+        if self.app.next_wakeup().is_some_and(|t| t <= cx.now) {
+            self.run_app(cx, false);
         }
+    }
+
+    fn on_app_trigger(&mut self, cx: &mut Cx) {
+        self.run_app(cx, true);
+    }
+
+    fn next_wakeup(&self) -> Option<Time> {
+        self.app.next_wakeup()
+    }
+}
+
+impl UdpSender {
+    /// Let the application act and send each message it wrote as one datagram.
+    fn run_app(&mut self, cx: &mut Cx, triggered: bool) {
+        let now = cx.now;
         let mut writes = std::mem::take(&mut self.writes);
-        self.app.on_wakeup(now, &mut writes, cx.stats);
+        if triggered {
+            self.app.on_trigger(now, &mut writes, cx.stats);
+        } else {
+            self.app.on_wakeup(now, &mut writes, cx.stats);
+        }
         for bytes in writes.0.drain(..) {
             let payload = bytes.min((u32::MAX - self.header) as u64) as u32;
             cx.out.push(Packet {
@@ -63,20 +80,15 @@ impl Endpoint for UdpSender {
                 dst: self.dst,
                 size: payload + self.header,
                 payload,
-                seq: self.next_seq,
+                seq: cx.messages.write_datagram(now),
                 ts: now,
                 kind: Kind::Udp,
                 ecn: if self.ecn { Ecn::Ect0 } else { Ecn::NotEct },
                 ..Packet::default()
             });
-            self.next_seq += 1;
             cx.stats.count(now, |s| &mut s.packets_sent);
         }
         self.writes = writes;
-    }
-
-    fn next_wakeup(&self) -> Option<Time> {
-        self.app.next_wakeup()
     }
 }
 
@@ -86,6 +98,7 @@ pub struct UdpReceiver;
 impl Endpoint for UdpReceiver {
     fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
         cx.stats.delivered(cx.now, pkt.payload as u64);
+        cx.messages.deliver_datagram(cx.now, pkt.seq);
     }
     fn on_wakeup(&mut self, _cx: &mut Cx) {}
     fn next_wakeup(&self) -> Option<Time> {

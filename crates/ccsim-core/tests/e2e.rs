@@ -133,7 +133,7 @@ fn four_flows_with_equal_rtts_share_fairly() {
 fn same_seed_gives_identical_results_and_seeds_matter() {
     let mut cfg = dumbbell(3, 10_000_000, 5 * MS, droptail(30), 100_000_000, |i| (1 + 10 * i as u64) * MS);
     cfg.duration_ns = 10 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true };
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true };
     for i in 0..3 {
         let mut f = bulk_tcp(3, i, "newreno");
         f.start_max_ns = Some(SEC);
@@ -165,7 +165,7 @@ fn runs_can_be_advanced_in_slices_without_changing_the_outcome() {
 fn traces_have_one_row_per_interval() {
     let mut cfg = one_flow_10mbps();
     cfg.duration_ns = 2 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true, events: true };
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true, events: true, messages: true };
     let (_, r) = run(&cfg);
     // The event log holds exactly the drops the queue counted, in time order.
     let log = r.queue_events.as_ref().unwrap();
@@ -207,3 +207,65 @@ fn bad_configurations_name_the_field() {
     assert!(e.message.contains("bogus"), "{e}");
 }
 
+
+#[test]
+fn udp_messages_are_counted_received_or_lost_and_add_up() {
+    // 2000 datagrams over a lossy link: every message is received or known lost, except the
+    // ones after the last delivered datagram, which stay pending.
+    let mut cfg = two_hosts(100_000_000, MS, 0.1, 100, 100 * US, 200 * MS);
+    cfg.trace.messages = true;
+    let (_, r) = run(&cfg);
+    let f = &r.flows[0];
+    assert_eq!(f.packets_sent, 2000);
+    assert_eq!(f.messages_received, f.packets_received);
+    assert_eq!(f.messages_received + f.messages_lost_network + f.messages_pending, 2000);
+    assert_eq!(f.messages_lost_network + f.messages_pending, r.queues[0].link_losses);
+    let log = r.messages.as_ref().unwrap();
+    assert_eq!(log.lost.iter().filter(|&&l| l).count() as u64, f.messages_lost_network);
+    // One-way delay of a 128 B datagram: 10.24 us of serialization plus 1 ms.
+    assert!((f.message_delay_max_s.unwrap() - 0.00101024).abs() < 1e-9);
+}
+
+#[test]
+fn a_transfer_is_one_message_completed_at_the_flow_completion_time() {
+    let mut cfg = one_flow_10mbps();
+    cfg.flows[0].app = AlgoSpec::named("transfer").with("size", ParamValue::Int(1_000_000));
+    let (_, r) = run(&cfg);
+    let f = &r.flows[0];
+    assert_eq!((f.messages_received, f.messages_pending), (1, 0));
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    // 1 MB at 10 Mb/s is 0.8 s of payload; slow start from IW10 over a 20 ms RTT adds a few
+    // round trips.
+    let fct = f.message_delay_max_s.unwrap();
+    assert!(fct > 0.8 && fct < 1.2, "completion time {fct}");
+}
+
+#[test]
+fn a_reply_flow_answers_every_delivered_message() {
+    // Sensor s0 -> r0 sends 1024 B every 50 ms over TCP; r0 answers each with 200 B over UDP.
+    let mut cfg = one_flow_10mbps();
+    cfg.duration_ns = 10 * SEC;
+    cfg.flows[0].app = AlgoSpec::named("periodic")
+        .with("size", ParamValue::Int(1024))
+        .with("period", ParamValue::Int((50 * MS) as i64));
+    let mut reply = cfg.flows[0].clone();
+    std::mem::swap(&mut reply.src, &mut reply.dst);
+    reply.transport = AlgoSpec::named("udp");
+    reply.cc = None;
+    reply.app = AlgoSpec::named("reply").with("to", ParamValue::Int(0));
+    cfg.flows.push(reply);
+    let (_, r) = run(&cfg);
+    let (sensor, controller) = (&r.flows[0], &r.flows[1]);
+    // Messages at 0, 50, ..., 10 000 ms: events at the stop time itself still run.
+    assert_eq!(sensor.messages_generated, 201);
+    // Messages still in flight at the end are not answered yet.
+    assert_eq!(controller.messages_generated, sensor.messages_received);
+    assert_eq!(controller.messages_received + controller.messages_pending, controller.messages_generated);
+    assert!(sensor.messages_received >= 199);
+    // Request-response time: two one-way trips of at least 10 ms each.
+    assert!(controller.message_delay_max_s.unwrap() >= 0.010);
+
+    let mut bad = cfg.clone();
+    bad.flows[1].app = AlgoSpec::named("reply").with("to", ParamValue::Int(7));
+    assert_eq!(Simulation::new(&bad).err().unwrap().field, "flows[1].app.to");
+}

@@ -4,6 +4,7 @@
 pub mod bulk;
 pub mod cbr;
 pub mod periodic;
+pub mod reply;
 pub mod transfer;
 
 use crate::params::{ParamSpec, Params};
@@ -30,6 +31,12 @@ pub trait Application: Send {
     fn next_wakeup(&self) -> Option<Time>;
     /// Act at `now`.
     fn on_wakeup(&mut self, now: Time, sock: &mut dyn Socket, stats: &mut FlowStats);
+    /// The flow whose delivered messages this application reacts to (a controller's reply).
+    fn trigger_flow(&self) -> Option<u32> {
+        None
+    }
+    /// A message of [`Application::trigger_flow`] was delivered at `now`.
+    fn on_trigger(&mut self, _now: Time, _sock: &mut dyn Socket, _stats: &mut FlowStats) {}
 }
 
 /// A registered application.
@@ -45,7 +52,7 @@ pub struct AppModel {
 }
 
 /// Every application ccsim knows.
-pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL];
+pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL];
 
 #[cfg(test)]
 pub(crate) mod testing {

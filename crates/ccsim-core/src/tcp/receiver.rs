@@ -145,6 +145,7 @@ impl Endpoint for TcpReceiver {
             self.ooo.remove(0);
         }
         cx.stats.delivered(cx.now, self.rcv_nxt - before);
+        cx.messages.deliver_stream(cx.now, self.rcv_nxt);
         self.unacked_segments += 1;
         if had_gap || self.unacked_segments >= self.cfg.delack_count || self.cfg.delack_timeout == 0 {
             self.send_ack(cx);
@@ -168,6 +169,7 @@ impl Endpoint for TcpReceiver {
 mod tests {
     use super::*;
     use crate::sim::time::MS;
+    use crate::messages::MessageLedger;
     use crate::stats::FlowStats;
 
     fn receiver(delack_count: i64) -> TcpReceiver {
@@ -183,7 +185,7 @@ mod tests {
 
     fn feed(r: &mut TcpReceiver, p: Packet, now: Time, stats: &mut FlowStats) -> Vec<Packet> {
         let mut out = vec![];
-        r.on_packet(&p, &mut Cx { now, out: &mut out, stats });
+        r.on_packet(&p, &mut Cx { now, out: &mut out, stats, messages: &mut MessageLedger::default() });
         out
     }
 
@@ -202,7 +204,7 @@ mod tests {
         // A lone segment is acknowledged by the timer.
         assert!(feed(&mut r, data(2, 7), 20, &mut st).is_empty());
         let mut out = vec![];
-        r.on_wakeup(&mut Cx { now: 20 + 200 * MS, out: &mut out, stats: &mut st });
+        r.on_wakeup(&mut Cx { now: 20 + 200 * MS, out: &mut out, stats: &mut st, messages: &mut MessageLedger::default() });
         assert_eq!(out[0].ack, 3000);
         assert_eq!(st.bytes_delivered, 3000);
     }
@@ -261,7 +263,7 @@ mod tests {
         assert_eq!((a[0].ack, a[0].flags & FLAG_NC_ECHO), (6000, FLAG_NC_ECHO));
         assert!(feed(&mut r, data(6, 1), 7, &mut st).is_empty());
         let mut out = vec![];
-        r.on_wakeup(&mut Cx { now: 7 + 200 * MS, out: &mut out, stats: &mut st });
+        r.on_wakeup(&mut Cx { now: 7 + 200 * MS, out: &mut out, stats: &mut st, messages: &mut MessageLedger::default() });
         assert_eq!(out[0].flags & FLAG_NC_ECHO, 0);
         // The echo is independent of ECE: a CE-marked flagged segment gets both.
         let p = Packet { ecn: Ecn::Ce, ..nc(7) };

@@ -30,10 +30,10 @@ use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::{Application, Socket};
 use crate::endpoint::{Cx, Endpoint};
+use crate::messages::MessageLedger;
 use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE};
 use crate::results::FlowResult;
 use crate::sim::time::Time;
-use crate::stats::FlowStats;
 
 /// One outstanding segment.
 #[derive(Clone, Copy, Debug)]
@@ -119,6 +119,8 @@ struct SockView<'a> {
     app_end: &'a mut u64,
     snd_una: u64,
     snd_nxt: u64,
+    now: Time,
+    messages: &'a mut MessageLedger,
 }
 
 impl Socket for SockView<'_> {
@@ -127,6 +129,7 @@ impl Socket for SockView<'_> {
     }
     fn write(&mut self, bytes: u64) {
         *self.app_end = self.app_end.saturating_add(bytes).min(crate::app::UNLIMITED);
+        self.messages.write_stream(self.now, bytes);
     }
     fn close(&mut self) {
         *self.app_end = self.snd_nxt;
@@ -632,9 +635,20 @@ impl TcpSender {
         self.try_send(cx);
     }
 
-    fn run_app(&mut self, now: Time, stats: &mut FlowStats) {
-        let mut sock = SockView { app_end: &mut self.app_end, snd_una: self.snd_una, snd_nxt: self.snd_nxt };
-        self.app.on_wakeup(now, &mut sock, stats);
+    /// Let the application act: at its own wakeup, or `triggered` by another flow.
+    fn run_app(&mut self, cx: &mut Cx, triggered: bool) {
+        let mut sock = SockView {
+            app_end: &mut self.app_end,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            now: cx.now,
+            messages: cx.messages,
+        };
+        if triggered {
+            self.app.on_trigger(cx.now, &mut sock, cx.stats);
+        } else {
+            self.app.on_wakeup(cx.now, &mut sock, cx.stats);
+        }
     }
 }
 
@@ -648,7 +662,7 @@ impl Endpoint for TcpSender {
     fn on_wakeup(&mut self, cx: &mut Cx) {
         let now = cx.now;
         if self.app.next_wakeup().is_some_and(|t| t <= now) {
-            self.run_app(now, cx.stats);
+            self.run_app(cx, false);
         }
         if self.rto_deadline.is_some_and(|t| t <= now) {
             self.on_rto(cx);
@@ -661,6 +675,11 @@ impl Endpoint for TcpSender {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    fn on_app_trigger(&mut self, cx: &mut Cx) {
+        self.run_app(cx, true);
+        self.try_send(cx);
     }
 
     fn cwnd(&self) -> Option<u64> {
@@ -681,6 +700,7 @@ mod tests {
     use crate::app::UNLIMITED;
     use crate::packet::SackBlock;
     use crate::sim::time::MS;
+    use crate::stats::FlowStats;
     use crate::tcp::cc::newreno::NewReno;
 
     struct Backlog;
@@ -713,7 +733,7 @@ mod tests {
         /// Let the sender transmit; returns the sequence numbers sent (in segments).
         fn send(&mut self) -> Vec<u64> {
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats };
+            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             self.s.try_send(&mut cx);
             out.iter().map(|p| p.seq / 1000).collect()
         }
@@ -732,7 +752,7 @@ mod tests {
             }
             pkt.sack_len = sack.len() as u8;
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats };
+            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             self.s.on_packet(&pkt, &mut cx);
             out.iter().map(|p| p.seq / 1000).collect()
         }
@@ -744,7 +764,7 @@ mod tests {
         fn fire_rto(&mut self) -> Vec<u64> {
             self.now = self.s.rto_deadline.expect("timer armed");
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats };
+            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             self.s.on_wakeup(&mut cx);
             out.iter().map(|p| p.seq / 1000).collect()
         }
@@ -996,7 +1016,7 @@ mod tests {
         h.send();
         let mut pkt = Packet { kind: Kind::TcpAck, ack: 1000, window: u32::MAX, flags: FLAG_ECE, ..Packet::default() };
         let mut out = Vec::new();
-        let mut cx = Cx { now: 0, out: &mut out, stats: &mut h.stats };
+        let mut cx = Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() };
         h.s.on_packet(&pkt, &mut cx);
         // FlightSize after this ACK is 9 segments -> ssthresh = cwnd = 4.5 segments.
         assert_eq!(h.s.st.cwnd, 4500);
@@ -1005,7 +1025,7 @@ mod tests {
         // A second ECE in the same window does nothing more.
         pkt.ack = 2000;
         let mut out2 = Vec::new();
-        let mut cx = Cx { now: 0, out: &mut out2, stats: &mut h.stats };
+        let mut cx = Cx { now: 0, out: &mut out2, stats: &mut h.stats, messages: &mut MessageLedger::default() };
         h.s.on_packet(&pkt, &mut cx);
         assert_eq!(h.stats.ecn_reductions, 1);
         assert!(out.is_empty() && out2.is_empty(), "window 4.5 segments < 8 in flight");
@@ -1014,7 +1034,7 @@ mod tests {
             .flat_map(|a| {
                 let mut out = Vec::new();
                 let ack = Packet { kind: Kind::TcpAck, ack: a * 1000, window: u32::MAX, ..Packet::default() };
-                h.s.on_packet(&ack, &mut Cx { now: 0, out: &mut out, stats: &mut h.stats });
+                h.s.on_packet(&ack, &mut Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() });
                 out
             })
             .collect();

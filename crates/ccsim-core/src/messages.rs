@@ -1,0 +1,120 @@
+//! Application messages: every write of an application is a message, and the flow's ledger
+//! matches what the sender wrote with what the receiving application got, so that message
+//! delays, losses and completions are measured end to end, whatever the transport.
+//!
+//! A byte-stream transport (TCP) completes a message when its last byte is delivered in
+//! order; a datagram transport completes the message a datagram carries, and, since a path
+//! is FIFO, a datagram that arrives proves every older undelivered one lost. A transfer is one
+//! message, so its completion time is the flow completion time; a bulk flow's single
+//! unlimited message never completes.
+
+use std::collections::VecDeque;
+
+use crate::sim::time::Time;
+
+/// A message delivered or found lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageEvent {
+    /// Index of the message in the order written.
+    pub index: u64,
+    /// When the application wrote it.
+    pub created: Time,
+    /// When it was delivered or found lost.
+    pub at: Time,
+    /// Never delivered (datagram transports only).
+    pub lost: bool,
+}
+
+/// The messages of one flow.
+#[derive(Clone, Debug, Default)]
+pub struct MessageLedger {
+    /// Written, not yet delivered: (end offset in the stream, or datagram number; created).
+    pending: VecDeque<(u64, Time)>,
+    /// Bytes (stream) or datagrams written so far.
+    written: u64,
+    /// Index of the oldest pending message.
+    next_index: u64,
+    /// Deliveries and losses not yet collected by the engine.
+    pub events: Vec<MessageEvent>,
+}
+
+impl MessageLedger {
+    /// A stream transport accepted a message of `bytes`.
+    pub fn write_stream(&mut self, now: Time, bytes: u64) {
+        self.written = self.written.saturating_add(bytes);
+        self.pending.push_back((self.written, now));
+    }
+
+    /// A datagram transport sends a message; returns its datagram number.
+    pub fn write_datagram(&mut self, now: Time) -> u64 {
+        let n = self.written;
+        self.written += 1;
+        self.pending.push_back((n, now));
+        n
+    }
+
+    /// The stream has been delivered in order up to (excluding) byte `end`.
+    pub fn deliver_stream(&mut self, now: Time, end: u64) {
+        while let Some(&(msg_end, created)) = self.pending.front() {
+            if msg_end > end {
+                break;
+            }
+            self.complete(now, created, false);
+        }
+    }
+
+    /// Datagram `n` arrived.
+    pub fn deliver_datagram(&mut self, now: Time, n: u64) {
+        while let Some(&(number, created)) = self.pending.front() {
+            if number > n {
+                break; // a duplicate of something already accounted for
+            }
+            self.complete(now, created, number < n);
+        }
+    }
+
+    /// Messages written and neither delivered nor known lost.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn complete(&mut self, now: Time, created: Time, lost: bool) {
+        self.pending.pop_front();
+        self.events.push(MessageEvent { index: self.next_index, created, at: now, lost });
+        self.next_index += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_messages_complete_when_their_last_byte_is_delivered() {
+        let mut m = MessageLedger::default();
+        m.write_stream(10, 1000);
+        m.write_stream(20, 500);
+        m.deliver_stream(30, 999);
+        assert!(m.events.is_empty());
+        m.deliver_stream(40, 1400);
+        assert_eq!(m.events, vec![MessageEvent { index: 0, created: 10, at: 40, lost: false }]);
+        m.deliver_stream(50, 1500);
+        assert_eq!(m.events[1], MessageEvent { index: 1, created: 20, at: 50, lost: false });
+        assert_eq!(m.pending(), 0);
+    }
+
+    #[test]
+    fn a_later_datagram_proves_older_ones_lost() {
+        let mut m = MessageLedger::default();
+        for t in 0..4 {
+            assert_eq!(m.write_datagram(t * 10), t);
+        }
+        m.deliver_datagram(100, 0);
+        m.deliver_datagram(130, 2);
+        m.deliver_datagram(131, 2); // duplicate: ignored
+        let got: Vec<(u64, bool)> = m.events.iter().map(|e| (e.index, e.lost)).collect();
+        assert_eq!(got, vec![(0, false), (1, true), (2, false)]);
+        assert_eq!(m.events[1].created, 10);
+        assert_eq!(m.pending(), 1);
+    }
+}
