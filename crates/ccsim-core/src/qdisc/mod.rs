@@ -10,7 +10,10 @@
 //! Length convention (ALGORITHMS.md A1): the packet being serialized has left the queue, as
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
 
+pub mod codel;
 pub mod droptail;
+pub mod ecn_codel;
+pub mod fq_codel;
 
 use crate::packet::{Ecn, Packet};
 use crate::params::{ParamSpec, Params};
@@ -138,7 +141,7 @@ pub struct QueueModel {
 }
 
 /// Every queue discipline ccsim knows; adding one is a file plus a line here.
-pub static QUEUES: &[QueueModel] = &[droptail::MODEL];
+pub static QUEUES: &[QueueModel] = &[droptail::MODEL, codel::MODEL, ecn_codel::MODEL, fq_codel::MODEL];
 
 /// Statistics of a queue over the measured window (and whole-run totals for invariants).
 #[derive(Clone, Debug, Default)]
