@@ -407,26 +407,26 @@ mod tests {
 
     #[test]
     fn overflow_drops_from_the_head_of_the_fattest_queue() {
-        // Limit 10 packets: flow 0 holds 6 x 1000 B, flow 1 4 x 1100 B. An 11th packet, of
-        // flow 1, overflows; counting it, flow 1 holds 5500 B < 6000 B, so flow 0 is the
-        // fattest and loses its head (seq 0).
+        // Limit 10 packets: flow 0 holds 7 x 500 B, flow 1 3 x 1400 B. An 11th packet, of
+        // flow 0, overflows; counting it, flow 0 holds 8 packets but 4000 B < 4200 B, so
+        // flow 1 is the fattest in bytes and loses its head (seq 0).
         let mut h = fq(Size::Packets(10), 1);
-        for k in 0..6 {
-            h.enqueue(0, pkt(0, k, 1000));
+        for k in 0..7 {
+            h.enqueue(0, pkt(0, k, 500));
         }
-        for k in 0..4 {
-            h.enqueue(0, pkt(1, k, 1100));
+        for k in 0..3 {
+            h.enqueue(0, pkt(1, k, 1400));
         }
         assert!(h.enqueue_events.is_empty());
-        h.enqueue(1, pkt(1, 4, 1100));
+        h.enqueue(1, pkt(0, 7, 500));
         assert_eq!(h.enqueue_events.len(), 1);
-        assert_eq!(h.enqueue_events[0].1.flow, 0);
+        assert_eq!(h.enqueue_events[0].1.flow, 1);
         assert_eq!(h.enqueue_events[0].1.kind, QueueEventKind::Overflow);
         assert_eq!(h.disc.len_packets(), 10);
-        assert_eq!(h.disc.len_bytes(), 5000 + 5500);
-        // One more of flow 1 makes it the fattest (6600 B vs 5000 B): its head goes.
-        h.enqueue(2, pkt(1, 5, 1100));
-        assert_eq!(h.enqueue_events[1].1.flow, 1);
+        assert_eq!(h.disc.len_bytes(), 4000 + 2800);
+        // One more of flow 0 makes it the fattest (4500 B vs 2800 B): its head goes.
+        h.enqueue(2, pkt(0, 8, 500));
+        assert_eq!(h.enqueue_events[1].1.flow, 0);
         let out: Vec<Packet> = std::iter::from_fn(|| h.dequeue(3)).collect();
         assert_eq!(out.iter().find(|p| p.flow == 0).unwrap().seq, 1);
         assert_eq!(out.iter().find(|p| p.flow == 1).unwrap().seq, 1);
