@@ -11,8 +11,11 @@
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
 
 pub mod choke;
+pub mod codel;
 pub mod droptail;
+pub mod ecn_codel;
 pub mod encn;
+pub mod fq_codel;
 pub mod jersey_cw;
 pub mod pie;
 pub mod red;
@@ -147,8 +150,11 @@ pub struct QueueModel {
 pub static QUEUES: &[QueueModel] = &[
     droptail::MODEL,
     red::MODEL,
+    codel::MODEL,
     pie::MODEL,
+    fq_codel::MODEL,
     choke::MODEL,
+    ecn_codel::MODEL,
     threshold::MODEL,
     jersey_cw::MODEL,
     encn::MODEL,
@@ -277,10 +283,13 @@ impl Queue {
         self.integrate(now);
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.on_wakeup(&mut ctx);
-        let drops = ctx.drops;
-        self.stats.total_dropped += drops;
+        let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
+        let s = &mut self.stats;
+        s.total_dropped += drops;
         if now >= self.measure_from {
-            self.stats.drops += drops;
+            s.drops += drops;
+            s.early_drops += early;
+            s.marks += marks;
         }
         self.check_identity();
     }

@@ -1,0 +1,700 @@
+//! CoDel (Controlled Delay), RFC 8289 (ALGORITHMS.md A3).
+//!
+//! The dequeue side follows the pseudocode of RFC 8289 §5 (`dodequeue`, `dequeue`,
+//! `control_law`): the sojourn time of the head packet is compared with `target`; once it
+//! has stayed at or above `target` for a whole `interval` the queue enters the dropping
+//! state, drops one packet from the head and schedules the next drop at
+//! `drop_next = t + interval / sqrt(count)`. On re-entry the RFC 8289 (Linux) count-reuse rule
+//! applies: `count <- count - lastcount` when that difference exceeds 1 and the previous
+//! episode ended less than 16 intervals ago (ALGORITHMS.md Part G item 3). `ok_to_drop`
+//! uses the RFC's `now >= first_above_time` (Linux uses `>`), and the RFC's "queue below
+//! one MTU" exception (`bytes() <= MAXPACKET`, parameter `mtu`) with the backlog counted
+//! after the head packet has been removed, as RFC `bytes()` and Linux `codel_should_drop`.
+//!
+//! ECN (`ecn = true`) follows Linux `include/net/codel_impl.h`, since RFC 8289 gives no
+//! pseudocode for it: where CoDel would drop an ECT packet it sets CE and delivers it
+//! instead (the control law still advances); Not-ECT packets are dropped as usual.
+//!
+//! The control law lives in [`CodelVars::dequeue`], generic over a [`PacketStore`], so that
+//! FQ-CoDel runs the same code on each of its flow queues.
+//!
+//! Deliberate choices: `1/sqrt(count)` is computed in floating point rather than with
+//! Linux's Newton iteration in Q0.32 (ALGORITHMS.md A3 implementation note), so drop times
+//! can differ from Linux by a nanosecond; the `ce_threshold` extension of Linux/ns-3 is not
+//! modelled. Arrivals beyond `limit` are tail-dropped (Linux `sch_codel`), as overflow.
+
+use std::collections::VecDeque;
+
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use crate::packet::Packet;
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::sim::time::{Time, MS};
+
+/// `target`: RFC 8289 §4.4 (5 ms).
+pub(crate) const TARGET_SPEC: ParamSpec = ParamSpec::new(
+    "target",
+    ParamKind::Time,
+    Some(ParamValue::Int(5 * MS as i64)),
+    "acceptable standing queue delay; RFC 8289 §4.4 default 5ms",
+)
+.range(0.0, 10e9);
+
+/// `interval`: RFC 8289 §4.3 (100 ms).
+pub(crate) const INTERVAL_SPEC: ParamSpec = ParamSpec::new(
+    "interval",
+    ParamKind::Time,
+    Some(ParamValue::Int(100 * MS as i64)),
+    "window over which the delay must stay above target before dropping; RFC 8289 §4.3 default 100ms",
+)
+.range(1.0, 100e9);
+
+/// `mtu`: RFC 8289 MAXPACKET; 1514 B = 1500 B MTU + 14 B Ethernet header, as Linux `psched_mtu`.
+pub(crate) const MTU_SPEC: ParamSpec = ParamSpec::new(
+    "mtu",
+    ParamKind::Bytes,
+    Some(ParamValue::Int(1514)),
+    "no drop while the backlog is at most this (RFC 8289 MAXPACKET); default 1514B (Linux psched_mtu)",
+)
+.range(0.0, 1e9);
+
+/// `ecn`: off by default (RFC 8289 leaves it optional; Linux `codel` and ns-3 default off).
+pub(crate) const ECN_SPEC: ParamSpec = ParamSpec::new(
+    "ecn",
+    ParamKind::Bool,
+    Some(ParamValue::Bool(false)),
+    "CE-mark ECT packets instead of dropping them (Linux codel default off)",
+);
+
+static PARAMS: &[ParamSpec] = &[
+    TARGET_SPEC,
+    INTERVAL_SPEC,
+    MTU_SPEC,
+    ECN_SPEC,
+    ParamSpec::new(
+        "limit",
+        ParamKind::Size,
+        Some(ParamValue::Size(Size::Packets(1000))),
+        "buffer size in packets or bytes, tail drop beyond it; Linux codel default 1000p",
+    ),
+];
+
+/// Registration.
+pub const MODEL: QueueModel = QueueModel {
+    name: "codel",
+    doc: "CoDel: drop from the head when the sojourn time stays above target for an interval (RFC 8289)",
+    params: PARAMS,
+    build: |p: &Params| Box::new(Codel::new(CodelParams::from_params(p), p.size("limit"))),
+};
+
+/// CoDel's configuration, shared by all the queues it controls (FQ-CoDel: all flows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodelParams {
+    /// TARGET (ns).
+    pub target: Time,
+    /// INTERVAL (ns).
+    pub interval: Time,
+    /// MAXPACKET: no drop while the remaining backlog is at most this many bytes.
+    pub mtu: u64,
+    /// Mark ECT packets instead of dropping them.
+    pub ecn: bool,
+}
+
+impl CodelParams {
+    /// From validated `target`, `interval`, `mtu` and `ecn` parameters.
+    pub fn from_params(p: &Params) -> Self {
+        CodelParams { target: p.uint("target"), interval: p.uint("interval"), mtu: p.uint("mtu"), ecn: p.bool("ecn") }
+    }
+}
+
+impl Default for CodelParams {
+    /// RFC 8289 defaults: 5 ms, 100 ms; MAXPACKET 1514 B; no ECN.
+    fn default() -> Self {
+        CodelParams { target: 5 * MS, interval: 100 * MS, mtu: 1514, ecn: false }
+    }
+}
+
+/// Where CoDel takes packets from: a FIFO of timestamped packets.
+pub trait PacketStore {
+    /// Remove and return the head packet.
+    fn pop_head(&mut self) -> Option<Packet>;
+    /// Bytes the MTU exception looks at, after the pop (RFC 8289 `bytes()`).
+    fn backlog_bytes(&self) -> u64;
+}
+
+/// `t + interval / sqrt(count)` (RFC 8289 §5 `control_law`).
+pub fn control_law(t: Time, interval: Time, count: u64) -> Time {
+    // count >= 1 whenever the law is used; max(1) keeps a corrupted state from dividing by 0.
+    let step = interval as f64 / (count.max(1) as f64).sqrt();
+    t.saturating_add(step as Time)
+}
+
+/// Per-queue CoDel state, named as in RFC 8289 §5.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodelVars {
+    /// Time at which the sojourn time will have been above target for an interval (0: below).
+    pub first_above_time: Time,
+    /// Time of the next drop in the dropping state.
+    pub drop_next: Time,
+    /// Drops (or marks) since entering the dropping state, plus the reused count.
+    pub count: u64,
+    /// `count` right after the last entry into the dropping state.
+    pub lastcount: u64,
+    /// In the dropping state.
+    pub dropping: bool,
+}
+
+impl CodelVars {
+    /// RFC 8289 `dodequeue`: take the head packet and say whether CoDel may drop it.
+    fn dodequeue<S: PacketStore>(&mut self, p: &CodelParams, store: &mut S, now: Time) -> (Option<Packet>, bool) {
+        let Some(pkt) = store.pop_head() else {
+            // Empty queue: we cannot be above target.
+            self.first_above_time = 0;
+            return (None, false);
+        };
+        debug_assert!(pkt.enqueued_at <= now);
+        let sojourn = now.saturating_sub(pkt.enqueued_at);
+        let mut ok_to_drop = false;
+        if sojourn < p.target || store.backlog_bytes() <= p.mtu {
+            // Below target, or too little left to keep the link busy: not above.
+            self.first_above_time = 0;
+        } else if self.first_above_time == 0 {
+            // Interval >= 1 ns, so this is never the "below" sentinel 0.
+            self.first_above_time = now.saturating_add(p.interval);
+        } else if now >= self.first_above_time {
+            ok_to_drop = true;
+        }
+        (Some(pkt), ok_to_drop)
+    }
+
+    /// RFC 8289 `dequeue`: the next packet to send, after the drops (or marks) CoDel decides.
+    pub fn dequeue<S: PacketStore>(&mut self, p: &CodelParams, store: &mut S, ctx: &mut QdiscCtx) -> Option<Packet> {
+        let now = ctx.now;
+        let (mut pkt, mut ok_to_drop) = self.dodequeue(p, store, now);
+        if self.dropping {
+            if !ok_to_drop {
+                // Sojourn time below target (or queue nearly empty): leave the dropping state.
+                self.dropping = false;
+            }
+            // Several drops may be due at once when the backlog is large, hence the loop.
+            while self.dropping && now >= self.drop_next {
+                // ok_to_drop held, so there is a packet.
+                let Some(mut head) = pkt.take() else {
+                    debug_assert!(false, "dropping with no packet");
+                    self.dropping = false;
+                    break;
+                };
+                self.count = self.count.saturating_add(1);
+                if p.ecn && ctx.mark(&mut head) {
+                    // Linux: mark, schedule the next signal, deliver this packet.
+                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    pkt = Some(head);
+                    break;
+                }
+                ctx.drop(head, DropReason::Early);
+                (pkt, ok_to_drop) = self.dodequeue(p, store, now);
+                if ok_to_drop {
+                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                } else {
+                    self.dropping = false;
+                }
+            }
+        } else if ok_to_drop {
+            // Above target for a whole interval: enter the dropping state with one drop (or mark).
+            if let Some(mut head) = pkt.take() {
+                if p.ecn && ctx.mark(&mut head) {
+                    pkt = Some(head);
+                } else {
+                    ctx.drop(head, DropReason::Early);
+                    (pkt, _) = self.dodequeue(p, store, now);
+                }
+            }
+            self.dropping = true;
+            // Count reuse (RFC 8289 §5, the Linux rule): if the last episode ended recently,
+            // resume near the drop rate that controlled the queue then. `now - drop_next`
+            // may be negative when the episode ended before its next scheduled drop.
+            let delta = self.count.saturating_sub(self.lastcount);
+            let since = now as i128 - self.drop_next as i128;
+            self.count = if delta > 1 && since < 16 * p.interval as i128 { delta } else { 1 };
+            self.drop_next = control_law(now, p.interval, self.count);
+            self.lastcount = self.count;
+        }
+        pkt
+    }
+}
+
+/// A FIFO with a byte count: CoDel's own packet store.
+#[derive(Debug, Default)]
+pub struct Fifo {
+    pkts: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl Fifo {
+    /// Append at the tail.
+    pub fn push(&mut self, pkt: Packet) {
+        self.bytes += pkt.size as u64;
+        self.pkts.push_back(pkt);
+    }
+
+    /// Packets held.
+    pub fn len(&self) -> usize {
+        self.pkts.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl PacketStore for Fifo {
+    fn pop_head(&mut self) -> Option<Packet> {
+        let pkt = self.pkts.pop_front()?;
+        self.bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// True when `pkt` fits in a FIFO holding `pkts` packets and `bytes` bytes under `limit`.
+pub(crate) fn fits(limit: Size, pkts: usize, bytes: u64, pkt: &Packet) -> bool {
+    match limit {
+        Size::Packets(n) => (pkts as u64) < n,
+        Size::Bytes(n) => bytes + pkt.size as u64 <= n,
+    }
+}
+
+/// A single CoDel queue with a tail-drop limit.
+pub struct Codel {
+    /// Configuration.
+    pub params: CodelParams,
+    /// Control-law state.
+    pub vars: CodelVars,
+    limit: Size,
+    fifo: Fifo,
+}
+
+impl Codel {
+    /// A CoDel queue with the given configuration and buffer limit.
+    pub fn new(params: CodelParams, limit: Size) -> Self {
+        Codel { params, vars: CodelVars::default(), limit, fifo: Fifo::default() }
+    }
+}
+
+impl QueueDisc for Codel {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        if fits(self.limit, self.fifo.len(), self.fifo.bytes(), &pkt) {
+            self.fifo.push(pkt);
+        } else {
+            ctx.drop(pkt, DropReason::Overflow);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
+        self.vars.dequeue(&self.params, &mut self.fifo, ctx)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod harness {
+    //! Drive a discipline directly (keeping access to its state) with synthetic arrivals and
+    //! departures, recording what happened to every packet.
+    use super::*;
+    use crate::qdisc::{QueueEvent, QueueEventKind};
+    use crate::sim::rng::{Rng, Stream};
+
+    /// What happened at one dequeue call.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Step {
+        /// Time of the call.
+        pub now: Time,
+        /// The packet delivered, if any.
+        pub out: Option<Packet>,
+        /// Drops and marks reported during the call.
+        pub events: Vec<QueueEvent>,
+    }
+
+    /// A discipline, its random stream and a log.
+    pub struct Harness<D: QueueDisc> {
+        /// The discipline under test.
+        pub disc: D,
+        rng: Rng,
+        events: Vec<QueueEvent>,
+        /// Arrivals, departures, drops (conservation check).
+        pub counts: (u64, u64, u64),
+        /// Every dequeue call.
+        pub steps: Vec<Step>,
+        /// Events reported on enqueue (overflow drops), with their time.
+        pub enqueue_events: Vec<(Time, QueueEvent)>,
+    }
+
+    impl<D: QueueDisc> Harness<D> {
+        /// A harness around `disc`.
+        pub fn new(disc: D) -> Self {
+            Harness {
+                disc,
+                rng: Rng::stream(1, Stream::Queue(0)),
+                events: Vec::new(),
+                counts: (0, 0, 0),
+                steps: Vec::new(),
+                enqueue_events: Vec::new(),
+            }
+        }
+
+        fn check(&self) {
+            let (a, d, x) = self.counts;
+            assert_eq!(a, d + x + self.disc.len_packets() as u64, "conservation");
+        }
+
+        /// Offer `pkt` at `now` (timestamped like the `Queue` wrapper does).
+        pub fn enqueue(&mut self, now: Time, mut pkt: Packet) {
+            pkt.enqueued_at = now;
+            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
+            self.disc.enqueue(pkt, &mut ctx);
+            self.counts.0 += 1;
+            self.counts.2 += ctx.drops;
+            for e in self.events.drain(..) {
+                self.enqueue_events.push((now, e));
+            }
+            self.check();
+        }
+
+        /// Dequeue at `now`; returns the packet delivered.
+        pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
+            let out = self.disc.dequeue(&mut ctx);
+            self.counts.2 += ctx.drops;
+            if out.is_some() {
+                self.counts.1 += 1;
+            }
+            let events = std::mem::take(&mut self.events);
+            self.steps.push(Step { now, out, events });
+            self.check();
+            out
+        }
+
+        /// Times of every early drop, in order (one entry per drop).
+        pub fn early_drop_times(&self) -> Vec<Time> {
+            self.steps
+                .iter()
+                .flat_map(|s| s.events.iter().filter(|e| e.kind == QueueEventKind::EarlyDrop).map(move |_| s.now))
+                .collect()
+        }
+
+        /// All events of the given kind reported on dequeue.
+        pub fn dequeue_events(&self, kind: QueueEventKind) -> Vec<QueueEvent> {
+            self.steps.iter().flat_map(|s| s.events.iter().copied()).filter(|e| e.kind == kind).collect()
+        }
+    }
+
+    /// Step through time in `tick`s from 0 to `end`: at each tick, first arrivals (when
+    /// `arrive(t)` gives a packet), then a dequeue when `serve(t)`.
+    pub fn drive<D: QueueDisc>(
+        h: &mut Harness<D>,
+        tick: Time,
+        end: Time,
+        mut arrive: impl FnMut(Time) -> Option<Packet>,
+        mut serve: impl FnMut(Time) -> bool,
+    ) {
+        let mut t = 0;
+        while t <= end {
+            if let Some(p) = arrive(t) {
+                h.enqueue(t, p);
+            }
+            if serve(t) {
+                h.dequeue(t);
+            }
+            t += tick;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::harness::*;
+    use super::*;
+    use crate::packet::Ecn;
+    use crate::qdisc::testing::pkt;
+    use crate::qdisc::QueueEventKind;
+    use crate::sim::time::US;
+
+    fn codel(p: CodelParams, limit_pkts: u64) -> Harness<Codel> {
+        Harness::new(Codel::new(p, Size::Packets(limit_pkts)))
+    }
+
+    /// Arrivals of 1500 B packets every `a` us and dequeues every `d` us from time 0, on a
+    /// 10 us grid: while nothing is dropped the m-th dequeue serves packet m, which waited
+    /// m*(d - a) us.
+    fn ramp(h: &mut Harness<Codel>, a: Time, d: Time, end: Time) {
+        let mut seq = 0;
+        drive(
+            h,
+            10 * US,
+            end,
+            |t| {
+                (t % (a * US) == 0).then(|| {
+                    seq += 1;
+                    pkt(0, seq - 1, 1500)
+                })
+            },
+            |t| t % (d * US) == 0,
+        );
+    }
+
+    #[test]
+    fn no_drop_while_sojourn_stays_below_target() {
+        // Packet k arrives at k ms and leaves at k ms + 4.9 ms: sojourn 4.9 ms < 5 ms, with
+        // four packets (> one MTU) left behind it. Two seconds, twenty intervals.
+        let mut h = codel(CodelParams::default(), 1000);
+        for k in 0..2000u64 {
+            h.enqueue(k * MS, pkt(0, k, 1500));
+            if k >= 4 {
+                let out = h.dequeue((k - 4) * MS + 4_900 * US).unwrap();
+                assert_eq!(out.seq, k - 4);
+            }
+        }
+        assert_eq!(h.counts.2, 0);
+        assert!(!h.disc.vars.dropping);
+        // The same pattern 0.2 ms slower (sojourn 5.1 ms) does drop: the test can fail.
+        let mut h = codel(CodelParams::default(), 1000);
+        for k in 0..2000u64 {
+            h.enqueue(k * MS, pkt(0, k, 1500));
+            if k >= 5 {
+                h.dequeue((k - 5) * MS + 5_100 * US);
+            }
+        }
+        assert!(h.counts.2 > 0);
+    }
+
+    #[test]
+    fn first_drop_comes_one_interval_after_sojourn_first_reaches_target() {
+        // Arrivals every 90 us, dequeues every 100 us: the m-th dequeue (at 100m us) serves
+        // packet m with sojourn 10m us, which reaches 5 ms at m = 500, t1 = 50 ms. CoDel
+        // must drop nothing before t1 + 100 ms = 150 ms and drop at exactly 150 ms (the
+        // first dequeue with now >= first_above_time, RFC 8289).
+        let mut h = codel(CodelParams::default(), 100_000);
+        ramp(&mut h, 90, 100, 160 * MS);
+        let drops = h.early_drop_times();
+        assert_eq!(drops, vec![150 * MS]);
+        // Until then the m-th dequeue delivered packet m.
+        for s in h.steps.iter().filter(|s| s.now < 150 * MS) {
+            assert_eq!(s.out.unwrap().seq, s.now / (100 * US));
+        }
+    }
+
+    #[test]
+    fn drop_spacing_follows_interval_over_sqrt_count() {
+        // Same ramp, kept up for 2 s so that the sojourn never falls back. Entry at
+        // T = 150 ms with count = 1 and drop_next = T + 100 ms; after the k-th drop of the
+        // dropping state count = k + 1 and drop_next grows by interval/sqrt(k + 1). Each drop
+        // happens at the first dequeue (100 us grid) at or after its drop_next.
+        let mut h = codel(CodelParams::default(), 100_000);
+        ramp(&mut h, 90, 100, 2000 * MS);
+        let drops = h.early_drop_times();
+        let grid = 100 * US;
+        let mut expect = vec![150 * MS];
+        let mut drop_next = 150 * MS + 100 * MS;
+        let mut count = 1u64;
+        while drop_next <= 2000 * MS {
+            expect.push(drop_next.div_ceil(grid) * grid);
+            count += 1;
+            drop_next += (1e8 / (count as f64).sqrt()) as Time;
+        }
+        assert!(expect.len() > 20, "{}", expect.len());
+        assert_eq!(drops, expect);
+        assert!(h.disc.vars.dropping);
+        assert_eq!(h.disc.vars.count, count);
+    }
+
+    #[test]
+    fn leaves_the_dropping_state_when_sojourn_falls_below_target() {
+        // The ramp puts CoDel in the dropping state by 300 ms; then two dequeues per arrival
+        // drain the backlog (still hundreds of packets, far above one MTU) and the head's
+        // sojourn falls. The state must end at the first dequeue whose packet waited less
+        // than 5 ms, and no drop may follow.
+        let mut h = codel(CodelParams::default(), 100_000);
+        ramp(&mut h, 90, 100, 300 * MS);
+        assert!(h.disc.vars.dropping);
+        let mut t = 300 * MS;
+        let mut seq = 1_000_000;
+        let mut left_at = None;
+        while left_at.is_none() && t < 2000 * MS {
+            t += 90 * US;
+            h.enqueue(t, pkt(0, seq, 1500));
+            seq += 1;
+            for dt in [0, 45 * US] {
+                let out = h.dequeue(t + dt).unwrap();
+                let sojourn = t + dt - out.enqueued_at;
+                assert!(h.disc.len_bytes() > 1514);
+                if sojourn < 5 * MS {
+                    assert!(!h.disc.vars.dropping, "still dropping with sojourn {sojourn}");
+                    left_at = Some(t + dt);
+                    break;
+                }
+                assert!(h.disc.vars.dropping, "left with sojourn {sojourn}");
+            }
+        }
+        let left_at = left_at.expect("the sojourn fell below target");
+        let n = h.counts.2;
+        for _ in 0..100 {
+            t += 90 * US;
+            h.enqueue(t, pkt(0, seq, 1500));
+            seq += 1;
+            h.dequeue(t);
+        }
+        assert_eq!(h.counts.2, n, "drops after leaving at {left_at}");
+    }
+
+    #[test]
+    fn a_backlog_of_at_most_one_mtu_is_never_dropped_from() {
+        // Packet k arrives at 10k ms and leaves at 10k + 15 ms, when only packet k + 1
+        // (1500 B <= 1514 B) remains behind it: a 15 ms sojourn for 2 s, yet no drop.
+        let mut h = codel(CodelParams::default(), 1000);
+        for k in 0..200u64 {
+            h.enqueue(k * 10 * MS, pkt(0, k, 1500));
+            if k >= 1 {
+                h.dequeue((k - 1) * 10 * MS + 15 * MS);
+            }
+        }
+        assert_eq!(h.counts.2, 0);
+        // Contrast: the MTU set below one packet lets CoDel drop in the same pattern.
+        let p = CodelParams { mtu: 1499, ..CodelParams::default() };
+        let mut h = codel(p, 1000);
+        for k in 0..200u64 {
+            h.enqueue(k * 10 * MS, pkt(0, k, 1500));
+            if k >= 1 {
+                h.dequeue((k - 1) * 10 * MS + 15 * MS);
+            }
+        }
+        assert!(h.counts.2 > 0);
+    }
+
+    #[test]
+    fn ecn_marks_ect_packets_and_still_drops_not_ect_ones() {
+        // The ramp with alternate packets ECT(0) (flow 1) and Not-ECT (flow 0).
+        let run = |ecn: bool| {
+            let mut h = codel(CodelParams { ecn, ..CodelParams::default() }, 100_000);
+            let mut seq = 0;
+            drive(
+                &mut h,
+                10 * US,
+                1000 * MS,
+                |t| {
+                    (t % (90 * US) == 0).then(|| {
+                        seq += 1;
+                        let mut p = pkt((seq % 2) as u32, seq, 1500);
+                        if seq % 2 == 1 {
+                            p.ecn = Ecn::Ect0;
+                        }
+                        p
+                    })
+                },
+                |t| t % (100 * US) == 0,
+            );
+            h
+        };
+        let h = run(true);
+        let marks = h.dequeue_events(QueueEventKind::Mark);
+        let drops = h.dequeue_events(QueueEventKind::EarlyDrop);
+        assert!(marks.len() > 5, "{}", marks.len());
+        assert!(!drops.is_empty());
+        assert!(marks.iter().all(|e| e.flow == 1), "only ECT packets are marked");
+        assert!(drops.iter().all(|e| e.flow == 0), "ECT packets are never dropped");
+        let delivered_ce: Vec<Packet> =
+            h.steps.iter().filter_map(|s| s.out).filter(|p| p.ecn == Ecn::Ce).collect();
+        assert_eq!(delivered_ce.len(), marks.len());
+        // Without ECN the same run drops packets of both kinds and marks none.
+        let h = run(false);
+        assert!(h.dequeue_events(QueueEventKind::Mark).is_empty());
+        let drops = h.dequeue_events(QueueEventKind::EarlyDrop);
+        assert!(drops.iter().any(|e| e.flow == 1) && drops.iter().any(|e| e.flow == 0));
+    }
+
+    /// A store of `n` 1500 B packets that all arrived at time 0.
+    struct Old(u64);
+    impl PacketStore for Old {
+        fn pop_head(&mut self) -> Option<Packet> {
+            (self.0 > 0).then(|| {
+                self.0 -= 1;
+                pkt(0, self.0, 1500)
+            })
+        }
+        fn backlog_bytes(&self) -> u64 {
+            self.0 * 1500
+        }
+    }
+
+    #[test]
+    fn reentry_reuses_the_count_only_soon_after_a_busy_episode() {
+        // Not dropping, sojourn above target for an interval already (first_above_time in
+        // the past): this dequeue enters the dropping state.
+        let p = CodelParams::default();
+        let now = 10_000 * MS;
+        let enter = |count, lastcount, drop_next| {
+            let mut v = CodelVars { first_above_time: now - 1, drop_next, count, lastcount, dropping: false };
+            let mut rng = crate::sim::rng::Rng::stream(1, crate::sim::rng::Stream::Queue(0));
+            let mut ev = Vec::new();
+            let mut ctx = QdiscCtx::new(now, &mut rng, &mut ev);
+            let out = v.dequeue(&p, &mut Old(100), &mut ctx);
+            assert!(out.is_some());
+            assert_eq!(ctx.early_drops, 1);
+            assert!(v.dropping);
+            assert_eq!(v.lastcount, v.count);
+            assert_eq!(v.drop_next, control_law(now, p.interval, v.count));
+            v.count
+        };
+        // delta = 10 - 4 = 6 > 1 and the last episode ended 50 ms ago: count = 6.
+        assert_eq!(enter(10, 4, now - 50 * MS), 6);
+        // drop_next still in the future (episode ended early): the difference is negative.
+        assert_eq!(enter(10, 4, now + 50 * MS), 6);
+        // 16 intervals or more ago: start afresh.
+        assert_eq!(enter(10, 4, now - 1600 * MS), 1);
+        assert_eq!(enter(10, 4, now - 1600 * MS + 1), 6);
+        // delta = 1 is not reused.
+        assert_eq!(enter(5, 4, now - 50 * MS), 1);
+    }
+
+    #[test]
+    fn control_law_divides_the_interval_by_sqrt_count() {
+        assert_eq!(control_law(1000, 100 * MS, 1), 1000 + 100 * MS);
+        assert_eq!(control_law(0, 100 * MS, 4), 50 * MS);
+        assert_eq!(control_law(0, 100 * MS, 2), 70_710_678);
+        assert_eq!(control_law(Time::MAX - 1, 100 * MS, 1), Time::MAX);
+    }
+
+    #[test]
+    fn arrivals_beyond_the_limit_are_tail_dropped_as_overflow() {
+        let mut h = codel(CodelParams::default(), 5);
+        for k in 0..8 {
+            h.enqueue(0, pkt(0, k, 1000));
+        }
+        assert_eq!(h.enqueue_events.len(), 3);
+        assert!(h.enqueue_events.iter().all(|(_, e)| e.kind == QueueEventKind::Overflow));
+        let out: Vec<u64> = std::iter::from_fn(|| h.dequeue(MS)).map(|p| p.seq).collect();
+        assert_eq!(out, vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn registered_and_built_from_defaults() {
+        let m = crate::qdisc::QUEUES.iter().find(|m| m.name == "codel").unwrap();
+        let p = Params::resolve("q", m.params, &Default::default()).unwrap();
+        assert_eq!(CodelParams::from_params(&p), CodelParams::default());
+        assert_eq!(p.size("limit"), Size::Packets(1000));
+    }
+}

@@ -1,0 +1,501 @@
+//! FQ-CoDel (Flow Queue CoDel), RFC 8290 (ALGORITHMS.md A5).
+//!
+//! Packets are hashed by flow into `flows` queues (§4.1.1); the hash is perturbed by a value
+//! drawn once from the queue's random stream (on the first arrival), so which flows share a
+//! queue changes with the seed, as Linux's per-qdisc `perturbation`. Queues are served by
+//! deficit round robin in bytes with `quantum` (§4.2), new queues before old ones: a queue
+//! that becomes active joins the tail of `new_flows` with one quantum of credit; a queue that
+//! runs out of credit gets another quantum and moves to the tail of `old_flows`; a queue
+//! found empty moves from `new_flows` to the tail of `old_flows` (§4.2, the anti-starvation
+//! rule; Linux only does this when `old_flows` is non-empty) or leaves `old_flows`. Each
+//! queue runs CoDel ([`super::codel::CodelVars::dequeue`], the same code as `codel`) with
+//! shared parameters.
+//!
+//! When the total exceeds `limit`, packets are dropped from the head of the queue with the
+//! largest byte backlog (§4.1: one packet). `drop_batch` > 1 gives Linux's batch drop (up to
+//! that many packets, stopping once half of that queue's backlog is gone).
+//!
+//! Choices: CoDel's "below one MTU" exception looks at the whole FQ-CoDel backlog, as Linux
+//! `fq_codel_dequeue` (which passes `sch->qstats.backlog`); ns-3 looks at the flow queue's
+//! own backlog. Linux also adds the batch size to the fat queue's CoDel `count`; RFC 8290
+//! does not, and neither does this model. ECN defaults to on (RFC 8290 §5, Linux
+//! `fq_codel_init`). The memory limit of Linux (32 MB) is not modelled; `limit` may be given
+//! in bytes instead.
+
+use std::collections::VecDeque;
+
+use super::codel::{CodelParams, CodelVars, PacketStore, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use crate::packet::Packet;
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::sim::rng::Rng;
+
+static PARAMS: &[ParamSpec] = &[
+    TARGET_SPEC,
+    INTERVAL_SPEC,
+    MTU_SPEC,
+    ParamSpec::new(
+        "ecn",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(true)),
+        "CE-mark ECT packets instead of dropping them (RFC 8290 / Linux fq_codel default on)",
+    ),
+    ParamSpec::new(
+        "flows",
+        ParamKind::Int,
+        Some(ParamValue::Int(1024)),
+        "number of flow queues the hash maps into; RFC 8290 §5.2.1 default 1024 (Linux max 65536)",
+    )
+    .range(1.0, 65536.0),
+    ParamSpec::new(
+        "quantum",
+        ParamKind::Bytes,
+        Some(ParamValue::Int(1514)),
+        "DRR credit per round; RFC 8290 §5.2.2 default 1514B (MTU + Ethernet header); Linux min 256B",
+    )
+    .range(256.0, 1e9),
+    ParamSpec::new(
+        "limit",
+        ParamKind::Size,
+        Some(ParamValue::Size(Size::Packets(10240))),
+        "total buffer in packets or bytes, overflow dropped from the fattest queue; RFC 8290 §5.2.3 default 10240p",
+    ),
+    ParamSpec::new(
+        "drop_batch",
+        ParamKind::Int,
+        Some(ParamValue::Int(1)),
+        "packets dropped from the fattest queue per overflow (RFC 8290: 1; Linux: 64, up to half its backlog)",
+    )
+    .range(1.0, 65536.0),
+];
+
+/// Registration.
+pub const MODEL: QueueModel = QueueModel {
+    name: "fq_codel",
+    doc: "FQ-CoDel: per-flow CoDel queues served by deficit round robin, new flows first (RFC 8290)",
+    params: PARAMS,
+    build: |p: &Params| {
+        Box::new(FqCodel::new(
+            CodelParams::from_params(p),
+            p.uint("flows") as usize,
+            p.uint("quantum"),
+            p.size("limit"),
+            p.uint("drop_batch"),
+        ))
+    },
+};
+
+/// Which scheduling list a flow queue is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    /// Neither (inactive).
+    None,
+    /// `new_flows`.
+    New,
+    /// `old_flows`.
+    Old,
+}
+
+/// One flow queue.
+#[derive(Debug)]
+pub struct FlowQueue {
+    pkts: VecDeque<Packet>,
+    /// Bytes held.
+    pub bytes: u64,
+    /// DRR deficit (bytes); may go negative by less than one packet.
+    pub credits: i64,
+    /// List membership.
+    pub list: List,
+    /// CoDel state of this queue.
+    pub codel: CodelVars,
+}
+
+/// A flow queue seen by CoDel: pops keep the scheduler's totals right.
+struct FlowStore<'a> {
+    pkts: &'a mut VecDeque<Packet>,
+    bytes: &'a mut u64,
+    total_pkts: &'a mut usize,
+    total_bytes: &'a mut u64,
+}
+
+impl PacketStore for FlowStore<'_> {
+    fn pop_head(&mut self) -> Option<Packet> {
+        let pkt = self.pkts.pop_front()?;
+        *self.bytes -= pkt.size as u64;
+        *self.total_pkts -= 1;
+        *self.total_bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
+    fn backlog_bytes(&self) -> u64 {
+        // Whole-qdisc backlog, as Linux (see the module comment).
+        *self.total_bytes
+    }
+}
+
+/// The FQ-CoDel scheduler.
+pub struct FqCodel {
+    params: CodelParams,
+    quantum: i64,
+    limit: Size,
+    drop_batch: u64,
+    /// Flow queues, indexed by hash bucket.
+    pub queues: Vec<FlowQueue>,
+    new_flows: VecDeque<u32>,
+    old_flows: VecDeque<u32>,
+    total_pkts: usize,
+    total_bytes: u64,
+    perturbation: Option<u64>,
+}
+
+/// SplitMix64's finalizer (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl FqCodel {
+    /// An FQ-CoDel queue with `flows` buckets.
+    pub fn new(params: CodelParams, flows: usize, quantum: u64, limit: Size, drop_batch: u64) -> Self {
+        let flows = flows.max(1);
+        let queues = (0..flows)
+            .map(|_| FlowQueue {
+                pkts: VecDeque::new(),
+                bytes: 0,
+                credits: 0,
+                list: List::None,
+                codel: CodelVars::default(),
+            })
+            .collect();
+        FqCodel {
+            params,
+            quantum: quantum.clamp(1, i64::MAX as u64) as i64,
+            limit,
+            drop_batch: drop_batch.max(1),
+            queues,
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            total_pkts: 0,
+            total_bytes: 0,
+            perturbation: None,
+        }
+    }
+
+    /// Fix the hash perturbation instead of drawing it (tests, reproducing a mapping).
+    pub fn with_perturbation(mut self, perturbation: u64) -> Self {
+        self.perturbation = Some(perturbation);
+        self
+    }
+
+    /// The bucket of `flow` under `perturbation`: multiply-shift reduction of a mixed hash,
+    /// as Linux `reciprocal_scale`.
+    fn bucket_with(&self, perturbation: u64, flow: u32) -> usize {
+        let h = mix(flow as u64 ^ perturbation) >> 32;
+        ((h * self.queues.len() as u64) >> 32) as usize
+    }
+
+    /// The bucket of `flow`, drawing the perturbation the first time.
+    fn classify(&mut self, flow: u32, rng: &mut Rng) -> usize {
+        let perturbation = *self.perturbation.get_or_insert_with(|| rng.next_u64());
+        self.bucket_with(perturbation, flow)
+    }
+
+    /// The bucket `flow` maps to, once the perturbation is known.
+    pub fn bucket_of(&self, flow: u32) -> Option<usize> {
+        self.perturbation.map(|p| self.bucket_with(p, flow))
+    }
+
+    fn over_limit(&self) -> bool {
+        match self.limit {
+            Size::Packets(n) => self.total_pkts as u64 > n,
+            Size::Bytes(n) => self.total_bytes > n,
+        }
+    }
+
+    /// Drop from the head of the queue with the largest byte backlog (RFC 8290 §4.1).
+    fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
+        // Linear scan, as Linux: only on overflow. Ties go to the lowest index.
+        let mut fat = 0;
+        for (i, q) in self.queues.iter().enumerate() {
+            if q.bytes > self.queues[fat].bytes {
+                fat = i;
+            }
+        }
+        let q = &mut self.queues[fat];
+        let half = q.bytes / 2;
+        let (mut n, mut dropped) = (0, 0);
+        while let Some(pkt) = q.pkts.pop_front() {
+            let size = pkt.size as u64;
+            q.bytes -= size;
+            self.total_pkts -= 1;
+            self.total_bytes -= size;
+            ctx.drop(pkt, DropReason::Overflow);
+            n += 1;
+            dropped += size;
+            if n >= self.drop_batch || dropped >= half {
+                break;
+            }
+        }
+    }
+}
+
+impl QueueDisc for FqCodel {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        let i = self.classify(pkt.flow, ctx.rng);
+        let q = &mut self.queues[i];
+        q.bytes += pkt.size as u64;
+        q.pkts.push_back(pkt);
+        self.total_pkts += 1;
+        self.total_bytes += pkt.size as u64;
+        if q.list == List::None {
+            q.list = List::New;
+            q.credits = self.quantum;
+            self.new_flows.push_back(i as u32);
+        }
+        // Each pass removes at least one packet, so this ends.
+        while self.over_limit() && self.total_pkts > 0 {
+            self.drop_from_fattest(ctx);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
+        loop {
+            let (from_new, i) = match (self.new_flows.front(), self.old_flows.front()) {
+                (Some(&i), _) => (true, i as usize),
+                (None, Some(&i)) => (false, i as usize),
+                (None, None) => return None,
+            };
+            let q = &mut self.queues[i];
+            if q.credits <= 0 {
+                // Out of credit: one more quantum, and wait behind the other old flows.
+                q.credits += self.quantum;
+                q.list = List::Old;
+                if from_new {
+                    self.new_flows.pop_front();
+                } else {
+                    self.old_flows.pop_front();
+                }
+                self.old_flows.push_back(i as u32);
+                continue;
+            }
+            let mut store = FlowStore {
+                pkts: &mut q.pkts,
+                bytes: &mut q.bytes,
+                total_pkts: &mut self.total_pkts,
+                total_bytes: &mut self.total_bytes,
+            };
+            match q.codel.dequeue(&self.params, &mut store, ctx) {
+                Some(pkt) => {
+                    q.credits -= pkt.size as i64;
+                    return Some(pkt);
+                }
+                None if from_new => {
+                    // RFC 8290 §4.2: an emptied new queue goes to the old list, so that a
+                    // flow cannot stay "new" forever by keeping its queue short.
+                    q.list = List::Old;
+                    self.new_flows.pop_front();
+                    self.old_flows.push_back(i as u32);
+                }
+                None => {
+                    q.list = List::None;
+                    self.old_flows.pop_front();
+                }
+            }
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        self.total_pkts
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::codel::harness::Harness;
+    use crate::qdisc::testing::pkt;
+    use crate::qdisc::QueueEventKind;
+    use crate::sim::time::{Time, MS, US};
+
+    fn fq(limit: Size, drop_batch: u64) -> Harness<FqCodel> {
+        let h = Harness::new(FqCodel::new(CodelParams::default(), 1024, 1514, limit, drop_batch).with_perturbation(7));
+        // The tests use flows 0, 1 and 2; they must not share a bucket.
+        let b: Vec<usize> = (0..3).map(|f| h.disc.bucket_of(f).unwrap()).collect();
+        assert!(b[0] != b[1] && b[1] != b[2] && b[0] != b[2], "{b:?}");
+        h
+    }
+
+    #[test]
+    fn a_sparse_flow_bypasses_the_bulk_flows_standing_queue() {
+        // Bulk flow 0: 1500 B every 100 us into a link that takes one packet every 120 us,
+        // so its queue grows (CoDel drops some, not enough). Sparse flow 1: 100 B every 5 ms.
+        // Each sparse packet finds its queue inactive and joins new_flows, so it leaves at
+        // the next dequeue: sojourn below one dequeue interval.
+        let mut h = fq(Size::Packets(10240), 1);
+        let (mut bulk_seq, mut sparse_seq) = (0, 0);
+        for t in (0..2000 * MS).step_by(US as usize) {
+            if t % (100 * US) == 0 {
+                h.enqueue(t, pkt(0, bulk_seq, 1500));
+                bulk_seq += 1;
+            }
+            if t % (5 * MS) == 37 * US {
+                h.enqueue(t, pkt(1, sparse_seq, 100));
+                sparse_seq += 1;
+            }
+            if t % (120 * US) == 0 {
+                h.dequeue(t);
+            }
+        }
+        let sojourn = |flow: u32| -> Vec<(Time, Time)> {
+            let out = h.steps.iter().filter_map(|s| s.out.map(|p| (s.now, p)));
+            out.filter(|(_, p)| p.flow == flow).map(|(now, p)| (p.enqueued_at, now - p.enqueued_at)).collect()
+        };
+        let sparse = sojourn(1);
+        assert_eq!(sparse.len() as u64, sparse_seq);
+        // The very first sparse packet queues behind the bulk flow's first quantum, which is
+        // itself new at that moment; from then on the bulk flow is old.
+        assert!(sparse[1..].iter().all(|&(_, s)| s <= 120 * US), "{:?}", sparse.iter().max_by_key(|x| x.1));
+        assert!(sparse[0].1 <= 240 * US);
+        let bulk: Vec<Time> = sojourn(0).iter().map(|x| x.1).collect();
+        let late: Vec<Time> = bulk[bulk.len() / 2..].to_vec();
+        let mean = late.iter().sum::<Time>() / late.len() as Time;
+        assert!(mean > 20 * MS, "bulk sojourn {mean}");
+        let bulk_queue = h.disc.queues[h.disc.bucket_of(0).unwrap()].pkts.len();
+        assert!(bulk_queue > 100, "{bulk_queue}");
+        // CoDel acted on the bulk flow only.
+        let drops = h.dequeue_events(QueueEventKind::EarlyDrop);
+        assert!(!drops.is_empty() && drops.iter().all(|e| e.flow == 0));
+    }
+
+    #[test]
+    fn drr_shares_bytes_equally_between_flows_of_different_packet_sizes() {
+        // Flow 0 sends 1500 B packets, flow 1 300 B packets, both backlogged (served at the
+        // arrival time, so CoDel never acts). After k turns each, a flow has been served
+        // k*quantum - credits with credits in (-1500, 0] at the end of its turn: at every
+        // switch from flow 1 back to flow 0 the difference is below 1500 B < one quantum.
+        let mut h = fq(Size::Packets(10240), 1);
+        for k in 0..1000 {
+            h.enqueue(0, pkt(0, k, 1500));
+        }
+        for k in 0..5000 {
+            h.enqueue(0, pkt(1, k, 300));
+        }
+        let mut served = [0i64; 2];
+        let mut last = 0;
+        let mut switches = 0;
+        for _ in 0..2500 {
+            let p = h.dequeue(0).unwrap();
+            if p.flow == 0 && last == 1 {
+                assert!((served[0] - served[1]).abs() < 1514, "{served:?}");
+                switches += 1;
+            }
+            served[p.flow as usize] += p.size as i64;
+            last = p.flow;
+            // Between switches the gap stays within a quantum plus a packet.
+            assert!((served[0] - served[1]).abs() <= 1514 + 1500, "{served:?}");
+        }
+        assert!(switches > 100, "{switches}");
+        // Per-packet round robin would have given flow 0 five times the bytes of flow 1.
+        let ratio = served[0] as f64 / served[1] as f64;
+        assert!((ratio - 1.0).abs() < 0.01, "{ratio}");
+    }
+
+    #[test]
+    fn overflow_drops_from_the_head_of_the_fattest_queue() {
+        // Limit 10 packets: flow 0 holds 7 x 500 B, flow 1 3 x 1400 B. An 11th packet, of
+        // flow 0, overflows; counting it, flow 0 holds 8 packets but 4000 B < 4200 B, so
+        // flow 1 is the fattest in bytes and loses its head (seq 0).
+        let mut h = fq(Size::Packets(10), 1);
+        for k in 0..7 {
+            h.enqueue(0, pkt(0, k, 500));
+        }
+        for k in 0..3 {
+            h.enqueue(0, pkt(1, k, 1400));
+        }
+        assert!(h.enqueue_events.is_empty());
+        h.enqueue(1, pkt(0, 7, 500));
+        assert_eq!(h.enqueue_events.len(), 1);
+        assert_eq!(h.enqueue_events[0].1.flow, 1);
+        assert_eq!(h.enqueue_events[0].1.kind, QueueEventKind::Overflow);
+        assert_eq!(h.disc.len_packets(), 10);
+        assert_eq!(h.disc.len_bytes(), 4000 + 2800);
+        // One more of flow 0 makes it the fattest (4500 B vs 2800 B): its head goes.
+        h.enqueue(2, pkt(0, 8, 500));
+        assert_eq!(h.enqueue_events[1].1.flow, 0);
+        let out: Vec<Packet> = std::iter::from_fn(|| h.dequeue(3)).collect();
+        assert_eq!(out.iter().find(|p| p.flow == 0).unwrap().seq, 1);
+        assert_eq!(out.iter().find(|p| p.flow == 1).unwrap().seq, 1);
+        assert_eq!(out.len(), 10);
+    }
+
+    #[test]
+    fn batch_drop_removes_up_to_half_the_fattest_backlog() {
+        // Linux mode, batch 64: flow 0 holds 20 x 1000 B; at the limit of 20 one more packet
+        // drops from flow 0 until half of its 20 000 B (or more) is gone: 10 packets.
+        let mut h = fq(Size::Packets(20), 64);
+        for k in 0..20 {
+            h.enqueue(0, pkt(0, k, 1000));
+        }
+        h.enqueue(0, pkt(1, 0, 1000));
+        assert_eq!(h.enqueue_events.len(), 10);
+        assert!(h.enqueue_events.iter().all(|(_, e)| e.flow == 0));
+        assert_eq!(h.disc.len_packets(), 11);
+    }
+
+    #[test]
+    fn an_emptied_new_flow_moves_to_the_old_list() {
+        // Flow 1 has one packet and is the only new flow besides flow 2; flow 0 nowhere.
+        let mut h = fq(Size::Packets(100), 1);
+        h.enqueue(0, pkt(1, 0, 100));
+        for k in 0..5 {
+            h.enqueue(0, pkt(2, k, 1500));
+        }
+        assert_eq!(h.dequeue(0).unwrap().flow, 1);
+        let b1 = h.disc.bucket_of(1).unwrap();
+        assert_eq!(h.disc.queues[b1].list, List::New);
+        // Next dequeue finds flow 1 empty at the head of new_flows: RFC 8290 moves it to the
+        // old list even though that list is empty (Linux would deactivate it).
+        assert_eq!(h.dequeue(0).unwrap().flow, 2);
+        assert_eq!(h.disc.queues[b1].list, List::Old);
+        assert_eq!(h.disc.old_flows.front().copied(), Some(b1 as u32));
+        // Serve flow 2 dry: flow 1 is removed when found empty in the old list.
+        while h.dequeue(0).is_some() {}
+        assert_eq!(h.disc.queues[b1].list, List::None);
+        assert!(h.disc.new_flows.is_empty() && h.disc.old_flows.is_empty());
+    }
+
+    #[test]
+    fn the_hash_spreads_flows_over_the_buckets_and_depends_on_the_seed() {
+        // 1000 flows into 1024 buckets: about 1024 (1 - e^(-1000/1024)) = 638 distinct
+        // buckets expected (sd ~ 10); accept > 580.
+        let a = FqCodel::new(CodelParams::default(), 1024, 1514, Size::Packets(10), 1).with_perturbation(1);
+        let b = FqCodel::new(CodelParams::default(), 1024, 1514, Size::Packets(10), 1).with_perturbation(2);
+        let mut used = std::collections::BTreeSet::new();
+        let mut same = 0;
+        for f in 0..1000 {
+            used.insert(a.bucket_of(f).unwrap());
+            same += (a.bucket_of(f) == b.bucket_of(f)) as u32;
+        }
+        assert!(used.len() > 580, "{}", used.len());
+        assert!(same < 20, "{same}");
+        // The perturbation is drawn on the first arrival.
+        let mut h = Harness::new(FqCodel::new(CodelParams::default(), 1024, 1514, Size::Packets(10), 1));
+        assert!(h.disc.bucket_of(0).is_none());
+        h.enqueue(0, pkt(0, 0, 100));
+        assert!(h.disc.bucket_of(0).is_some());
+    }
+
+    #[test]
+    fn registered_with_rfc_defaults() {
+        let m = crate::qdisc::QUEUES.iter().find(|m| m.name == "fq_codel").unwrap();
+        let p = Params::resolve("q", m.params, &Default::default()).unwrap();
+        assert_eq!((p.uint("flows"), p.uint("quantum"), p.uint("drop_batch")), (1024, 1514, 1));
+        assert_eq!(p.size("limit"), Size::Packets(10240));
+        assert!(p.bool("ecn"));
+    }
+}
