@@ -273,7 +273,8 @@ def test_overrides_create_tables_and_expand_bare_algorithm_names(write_toml) -> 
     assert config["flows"][1]["transport"] == {"kind": "tcp", "params": {"mss": 1000}}
     # A model table created by --set still needs its kind.
     err = error_of(write_toml, text, ["flows[0].app.kind=bulk", "flows[1].cc.ecn=true"])
-    assert (err.field, err.message) == ("flows[1].cc.kind", "required field missing; registered: newreno")
+    assert err.field == "flows[1].cc.kind"
+    assert err.message.startswith("required field missing; registered: ") and "newreno" in err.message
 
 
 @pytest.mark.parametrize(
@@ -311,7 +312,7 @@ def test_errors_caused_by_an_override_point_at_it(write_toml) -> None:
         ('seed = 7', 'seed = 7\ncolour = "blue"', "simulation.colour",
          "unknown field; allowed: duration, warmup, seed"),
         ('rate = "10Mbps", delay', 'rate = "-10Mbps", delay', "topology.bottleneck.rate", "must not be negative"),
-        ('cc = "newreno"', 'cc = "vegas"', "flows[0].cc", "unknown congestion control 'vegas'; registered: newreno"),
+        ('cc = "newreno"', 'cc = "tahoe"', "flows[0].cc", "unknown congestion control 'tahoe'; registered: "),
         ('kind = "droptail"', 'kind = "bluest"', "topology.bottleneck.queue.kind", "registered: "),
         ('mss = "1460B"', 'mss = "1460B", nagle = true', "flows[0].transport.nagle", "unknown parameter of tcp"),
         ('mss = "1460B"', 'mss = "1460"', "flows[0].transport.mss", "no unit"),

@@ -478,7 +478,7 @@ impl TcpSender {
         // Timestamps give a valid sample even for retransmitted data (RFC 7323 §4); only ACKs
         // of new data are sampled, as a duplicate ACK echoes an older segment's time.
         let acked = ack.saturating_sub(self.snd_una);
-        let rtt = (acked > 0 && pkt.ts_echo > 0 && pkt.ts_echo <= now).then(|| now - pkt.ts_echo);
+        let rtt = (acked > 0 && pkt.ts_echo <= now).then(|| now - pkt.ts_echo);
         let info = Ack { acked, rtt, ece, size: pkt.size };
         self.sync_state(now);
         self.cc.on_ack_received(&self.st, &info);
@@ -978,7 +978,7 @@ mod tests {
         h.send();
         // First sample 100 ms: RTO = max(1 s, 100 + 4*50 ms) = 1 s.
         h.now = 100 * MS;
-        h.ack(1, &[], 0 + 1); // ts_echo 1 ns -> sample ~100 ms
+        h.ack(1, &[], 0); // echoes the send time 0: a 100 ms sample
         assert_eq!(h.s.rto(), 1_000_000_000);
         let flight = h.s.flight_size();
         assert_eq!(flight, 5000); // 1..5 (cwnd grew to 5)

@@ -1,0 +1,570 @@
+//! CUBIC (RFC 9438), optionally with HyStart++ (RFC 9406) for the initial slow start.
+//!
+//! Source: RFC 9438 §4.1-§4.8; constants cross-checked with Linux `tcp_cubic.c` and ns-3
+//! `TcpCubic` (ALGORITHMS.md C1). State is kept in segments and seconds as in the RFC
+//! (`W_max`, `cwnd_prior`, `cwnd_epoch`, `K`, `t_epoch`, `W_est`) and applied to the byte
+//! window of [`CcState`], with fractional bytes carried from ACK to ACK.
+//!
+//! - §4.2: `W_cubic(t) = C (t - K)^3 + W_max`, `t` from the start of the congestion-avoidance
+//!   stage (the first ACK in congestion avoidance after slow start, recovery or an ECN
+//!   reduction), `K = cbrt((W_max - cwnd_epoch) / C)`, which is `cbrt(W_max (1 - beta) / C)`
+//!   when the stage starts at `beta * W_max`. The target is `W_cubic(t + RTT)` with the
+//!   smoothed RTT, clamped to `[cwnd, 1.5 cwnd]`.
+//! - §4.4-4.5 (concave and convex regions): the window grows by `(target - cwnd) / cwnd` per
+//!   acknowledged segment. Choice: per segment rather than per ACK (the RFC's wording), as in
+//!   Linux, so that delayed ACKs do not halve the growth; the per-RTT increase is the same.
+//!   Like slow start (RFC 3465, L = 2), one ACK counts for at most 2 segments, in the cubic
+//!   and Reno-friendly rules alike: after recovery a cumulative ACK can cover dozens of
+//!   segments SACKed long ago, and `0.5` segment per acknowledged segment (the `1.5 cwnd`
+//!   bound) would then open the window by half of them in one burst.
+//! - §4.3 (Reno-friendly region): `W_est` starts at `cwnd_epoch` and grows by
+//!   `alpha_cubic * segments_acked / cwnd`, `alpha_cubic = 3 (1 - beta) / (1 + beta)`, and by
+//!   1 once `W_est >= cwnd_prior` (so at once before any reduction, `cwnd_prior` being 0).
+//!   When `W_cubic(t) < W_est` the window is set to `W_est`.
+//!   Choice: it is never lowered to `W_est` (`cwnd = max(cwnd, W_est)`), as Linux's
+//!   friendliness only ever speeds growth up. `tcp_friendliness = false` turns the region
+//!   off (the add-on ns-3 CUBIC of the Piotrowska paper may have lacked it).
+//! - §4.6: on loss or ECN-Echo `ssthresh = max(flight_size * beta, 2 SMSS)`; the sender then
+//!   sets cwnd to ssthresh (RFC 6675 / RFC 3168). Choice among sources: the RFC's
+//!   `flight_size`, not the `cwnd` of Linux and ns-3 (the RFC requires implementations that
+//!   use cwnd to stop growth when not cwnd-limited, which ccsim does not model), but bounded
+//!   by cwnd: RFC 5681's FlightSize (sent, not cumulatively acknowledged) also counts data
+//!   the receiver has SACKed, which after a recovery stalled until the RTO is many windows
+//!   (on a 34-segment path a flow stalled for 1 s got an ssthresh of hundreds of segments
+//!   and slow-started into the next overflow, eight timeouts in 10 s). The two sources
+//!   agree whenever the sender is cwnd-limited with nothing SACKed; an
+//!   application-limited flight still lowers ssthresh.
+//! - §4.7 fast convergence: at a congestion event below the previous `W_max`,
+//!   `W_max = cwnd (1 + beta) / 2`, else `W_max = cwnd` (cwnd before the reduction).
+//! - §4.8 timeout: ssthresh as in §4.6 (the sender asks on the first timeout of a series
+//!   only, RFC 5681 §3.1), cwnd = 1 SMSS by the sender; the first congestion-avoidance stage
+//!   afterwards uses `K = 0` and `W_max = W_est = cwnd_epoch`.
+//! - A stage that starts with `cwnd_epoch >= W_max` (the first one after the initial slow
+//!   start, or after HyStart++ left CSS) uses `K = 0` and `W_max = cwnd_epoch` (§4.2 "K is
+//!   set to 0"; Linux moves the origin point to cwnd likewise).
+//! - §4.10 slow start: RFC 5681 with RFC 3465 byte counting (L = 2), as NewReno; with
+//!   `hystart = true` HyStart++ drives the initial slow start ([`super::hystart`]).
+//!
+//! Not modelled: §4.9 spurious-congestion undo (the sender detects no spurious events) and
+//! the application-limited rules of §4.2 / §5.8 (bulk senders stay cwnd-limited).
+
+use super::hystart::HyStartPlusPlus;
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::sim::time::{Time, SEC};
+
+/// RFC 9438 §4.1.1 / §5.1: `C`, segments per second cubed.
+pub const C: f64 = 0.4;
+/// RFC 9438 §4.1.1 / §4.6: multiplicative decrease factor `beta_cubic`.
+pub const BETA: f64 = 0.7;
+
+/// RFC 3465 §2.2 `L`: segments per ACK counted for growth, as in slow start.
+const ABC_L: u64 = 2;
+
+/// A window no simulation reaches (bytes), to keep float-to-integer conversions finite.
+const MAX_CWND: f64 = 1e15;
+
+/// Declared parameters.
+pub static PARAMS: &[ParamSpec] = &[
+    ParamSpec::new("c", ParamKind::Float, Some(ParamValue::Float(C)), "cubic scaling constant C, segments/s^3 (RFC 9438 §5.1: 0.4)")
+        .range(1e-3, 100.0),
+    ParamSpec::new("beta", ParamKind::Float, Some(ParamValue::Float(BETA)), "multiplicative decrease factor beta_cubic (RFC 9438 §4.6: 0.7)")
+        .range(0.05, 0.99),
+    ParamSpec::new(
+        "tcp_friendliness",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(true)),
+        "Reno-friendly region (RFC 9438 §4.3); false as in add-on CUBICs that lacked it",
+    ),
+    ParamSpec::new("fast_convergence", ParamKind::Bool, Some(ParamValue::Bool(true)), "fast convergence (RFC 9438 §4.7)"),
+    ParamSpec::new("hystart", ParamKind::Bool, Some(ParamValue::Bool(false)), "HyStart++ for the initial slow start (RFC 9406)"),
+];
+
+/// Registration.
+pub const MODEL: CcModel = CcModel {
+    name: "cubic",
+    doc: "CUBIC (RFC 9438): cubic window growth, Reno-friendly region, fast convergence; optional HyStart++ (RFC 9406)",
+    params: PARAMS,
+    build: |p| Box::new(Cubic::from_params(p)),
+};
+
+/// CUBIC congestion control.
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    c: f64,
+    beta: f64,
+    /// `alpha_cubic` of §4.3 for this beta.
+    alpha_cubic: f64,
+    tcp_friendliness: bool,
+    fast_convergence: bool,
+    hystart: Option<HyStartPlusPlus>,
+
+    /// Window just before the last reduction (segments); 0 before any.
+    w_max: f64,
+    /// cwnd when ssthresh was last set (segments), for the alpha switch of §4.3.
+    cwnd_prior: f64,
+    /// Start of the current congestion-avoidance stage; `None` until its first ACK.
+    t_epoch: Option<Time>,
+    /// cwnd at the start of the stage (segments).
+    cwnd_epoch: f64,
+    /// Time for `W_cubic` to reach `W_max` (seconds).
+    k: f64,
+    /// Reno-friendly estimate (segments).
+    w_est: f64,
+    /// The last reduction was a timeout (§4.8).
+    after_timeout: bool,
+    /// Fraction of a byte of growth not yet applied.
+    carry: f64,
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        Self::new(C, BETA, true, true, false)
+    }
+}
+
+impl Cubic {
+    /// A CUBIC instance with explicit settings.
+    pub fn new(c: f64, beta: f64, tcp_friendliness: bool, fast_convergence: bool, hystart: bool) -> Self {
+        Cubic {
+            c,
+            beta,
+            alpha_cubic: 3.0 * (1.0 - beta) / (1.0 + beta),
+            tcp_friendliness,
+            fast_convergence,
+            hystart: hystart.then(HyStartPlusPlus::new),
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            t_epoch: None,
+            cwnd_epoch: 0.0,
+            k: 0.0,
+            w_est: 0.0,
+            after_timeout: false,
+            carry: 0.0,
+        }
+    }
+
+    /// From validated parameters.
+    pub fn from_params(p: &Params) -> Self {
+        Self::new(p.float("c"), p.float("beta"), p.bool("tcp_friendliness"), p.bool("fast_convergence"), p.bool("hystart"))
+    }
+
+    /// `W_max` in segments.
+    pub fn w_max(&self) -> f64 {
+        self.w_max
+    }
+
+    /// `K` of the current stage in seconds (valid once the stage has started).
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+
+    /// `W_est` in segments.
+    pub fn w_est(&self) -> f64 {
+        self.w_est
+    }
+
+    /// Start of the current congestion-avoidance stage.
+    pub fn epoch_start(&self) -> Option<Time> {
+        self.t_epoch
+    }
+
+    /// HyStart++ state, when enabled.
+    pub fn hystart(&self) -> Option<&HyStartPlusPlus> {
+        self.hystart.as_ref()
+    }
+
+    /// Eq. 1 of §4.2, `t` in seconds from the stage start.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.c * (t - self.k).powi(3) + self.w_max
+    }
+
+    /// §4.2 stage start.
+    fn start_epoch(&mut self, now: Time, cwnd: f64) {
+        self.t_epoch = Some(now);
+        self.cwnd_epoch = cwnd;
+        if self.after_timeout || self.w_max <= cwnd {
+            // §4.8 after a timeout, and §4.2's special case cwnd_epoch >= W_max.
+            self.w_max = cwnd;
+            self.k = 0.0;
+        } else {
+            self.k = ((self.w_max - cwnd) / self.c).cbrt();
+        }
+        self.after_timeout = false;
+        self.w_est = cwnd;
+    }
+
+    /// Congestion avoidance for `acked` bytes (§4.3-§4.5).
+    fn congestion_avoidance(&mut self, st: &mut CcState, acked: u64) {
+        let mss = st.mss as f64;
+        let cwnd = st.cwnd.max(st.mss as u64) as f64 / mss;
+        if self.t_epoch.is_none() {
+            self.start_epoch(st.now, cwnd);
+        }
+        let t = st.now.saturating_sub(self.t_epoch.unwrap_or(st.now)) as f64 / SEC as f64;
+        let rtt = st.srtt.or(st.min_rtt).unwrap_or(0) as f64 / SEC as f64;
+        // At most L = 2 segments per ACK (see the module doc): a cumulative ACK that jumps
+        // over data SACKed during recovery must not open the window by half of it at once.
+        let segments_acked = acked.min(ABC_L * st.mss as u64) as f64 / mss;
+
+        // §4.3: alpha_cubic until W_est reaches the window of the last reduction, then 1.
+        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic };
+        self.w_est += alpha * segments_acked / cwnd;
+
+        let new = if self.tcp_friendliness && self.w_cubic(t) < self.w_est {
+            // Reno-friendly region.
+            cwnd.max(self.w_est)
+        } else {
+            // Concave (cwnd < W_max) or convex region: the same rule.
+            let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * segments_acked
+        };
+        let bytes = (st.cwnd as f64 + self.carry + (new - cwnd) * mss).min(MAX_CWND);
+        let whole = bytes.floor();
+        self.carry = bytes - whole;
+        st.cwnd = (whole as u64).max(st.cwnd);
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_ack(&mut self, st: &mut CcState, ack: &Ack) {
+        let mss = st.mss as u64;
+        let mut acked = ack.acked;
+        if st.in_slow_start() {
+            match self.hystart.as_mut() {
+                Some(h) if h.active() => acked = h.on_ack(st, acked, ack.rtt),
+                _ => {
+                    // RFC 5681 §3.1 with RFC 3465 byte counting (L = 2), as NewReno.
+                    let grow = acked.min(2 * mss).min(st.ssthresh - st.cwnd);
+                    st.cwnd += grow;
+                    acked -= grow;
+                }
+            }
+            if st.in_slow_start() {
+                return;
+            }
+        }
+        if acked > 0 {
+            self.congestion_avoidance(st, acked);
+        }
+        debug_assert!(st.cwnd >= mss);
+    }
+
+    fn ssthresh(&mut self, st: &CcState, _event: Congestion) -> u64 {
+        let mss = st.mss as u64;
+        let cwnd = st.cwnd as f64 / mss as f64;
+        // §4.7 fast convergence, on the window before the reduction.
+        self.w_max = if self.fast_convergence && cwnd < self.w_max {
+            cwnd * (1.0 + self.beta) / 2.0
+        } else {
+            cwnd
+        };
+        self.cwnd_prior = cwnd;
+        // The next congestion-avoidance ACK starts a new stage with the reduced window.
+        self.t_epoch = None;
+        self.carry = 0.0;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
+        // §4.6: ssthresh = flight_size * beta_cubic, at least 2 SMSS, with flight_size
+        // bounded by cwnd (module doc).
+        let flight = st.flight_size.min(st.cwnd);
+        ((flight as f64 * self.beta).round() as u64).max(2 * mss)
+    }
+
+    fn on_timeout(&mut self, _st: &mut CcState) {
+        // §4.8: the next stage uses K = 0 and W_max = cwnd_epoch.
+        self.after_timeout = true;
+        self.t_epoch = None;
+        self.carry = 0.0;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::time::MS;
+
+    const MSS: u64 = 1000;
+
+    fn state(cwnd_segs: u64, ssthresh_segs: u64) -> CcState {
+        CcState {
+            mss: MSS as u32,
+            cwnd: cwnd_segs * MSS,
+            ssthresh: ssthresh_segs * MSS,
+            srtt: None,
+            min_rtt: None,
+            bytes_in_flight: 0,
+            flight_size: cwnd_segs * MSS,
+            in_recovery: false,
+            snd_una: 0,
+            snd_nxt: cwnd_segs * MSS,
+            rwnd: u64::MAX,
+            now: 0,
+        }
+    }
+
+    fn segs(st: &CcState) -> f64 {
+        st.cwnd as f64 / MSS as f64
+    }
+
+    /// A loss at `w_max` segments, handled as the sender does (cwnd = ssthresh), at `now`.
+    fn loss_at(cc: &mut Cubic, st: &mut CcState, w_max: u64) {
+        st.cwnd = w_max * MSS;
+        st.flight_size = w_max * MSS;
+        st.ssthresh = cc.ssthresh(st, Congestion::Loss);
+        st.cwnd = st.ssthresh;
+    }
+
+    /// One RTT of ACKs, one per segment of the window, evenly spread; calls `each` after
+    /// every ACK.
+    fn rtt_of_acks(cc: &mut Cubic, st: &mut CcState, rtt: Time, mut each: impl FnMut(&Cubic, &CcState)) {
+        let n = st.cwnd / MSS;
+        for _ in 0..n {
+            st.now += rtt / n;
+            st.snd_una += MSS;
+            cc.on_ack(st, &Ack { acked: MSS, ..Ack::default() });
+            each(cc, st);
+        }
+    }
+
+    #[test]
+    fn ssthresh_after_loss_is_beta_times_the_window() {
+        let mut cc = Cubic::default();
+        let mut st = state(100, 1 << 20);
+        assert_eq!(cc.ssthresh(&st, Congestion::Loss), 70_000);
+        // With ECN-Echo too, and never below 2 segments.
+        st.flight_size = 2 * MSS;
+        st.cwnd = 2 * MSS;
+        assert_eq!(cc.ssthresh(&st, Congestion::Ecn), 2 * MSS);
+        // beta is a parameter.
+        let mut cc = Cubic::new(C, 0.5, true, true, false);
+        let st = state(100, 1 << 20);
+        assert_eq!(cc.ssthresh(&st, Congestion::Loss), 50_000);
+    }
+
+    #[test]
+    fn ssthresh_follows_the_flight_size_as_rfc_9438_says() {
+        let mut cc = Cubic::default();
+        let mut st = state(100, 1 << 20);
+        st.flight_size = 60 * MSS;
+        assert_eq!(cc.ssthresh(&st, Congestion::Loss), 42_000);
+        // W_max is the window, though.
+        assert_eq!(cc.w_max(), 100.0);
+        // Data SACKed but not cumulatively acknowledged does not count beyond the window.
+        st.flight_size = 800 * MSS;
+        assert_eq!(cc.ssthresh(&st, Congestion::Timeout), 70_000);
+    }
+
+    #[test]
+    fn k_is_the_time_to_regain_w_max_from_beta_w_max() {
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1 << 20);
+        st.srtt = Some(100 * MS);
+        loss_at(&mut cc, &mut st, 1000);
+        st.now = 5 * SEC;
+        st.snd_una += MSS;
+        cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
+        let k = (1000.0 * (1.0 - BETA) / C).cbrt();
+        assert!((cc.k() - k).abs() < 1e-12, "K {} vs {k}", cc.k());
+        assert_eq!(cc.epoch_start(), Some(5 * SEC));
+        // W_cubic(0) is the reduced window and W_cubic(K) is W_max.
+        assert!((cc.w_cubic(0.0) - 700.0).abs() < 1e-9);
+        assert!((cc.w_cubic(k) - 1000.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn after_a_loss_the_window_follows_the_cubic_function_within_one_segment() {
+        // W_max = 1000 segments, RTT 100 ms: K = 9.09 s; the cubic curve is far above the
+        // Reno estimate, so the window follows W_cubic through the concave region, the
+        // plateau and into the convex region.
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1 << 20);
+        let rtt = 100 * MS;
+        st.srtt = Some(rtt);
+        loss_at(&mut cc, &mut st, 1000);
+        let start = st.now;
+        let mut worst: f64 = 0.0;
+        let mut reached = 0.0;
+        while st.now < start + 14 * SEC {
+            rtt_of_acks(&mut cc, &mut st, rtt, |cc, st| {
+                // The stage starts at the first ACK, one ACK spacing after `start`.
+                let t = (st.now - cc.epoch_start().unwrap()) as f64 / SEC as f64;
+                let closed = C * (t - cc.k()).powi(3) + 1000.0;
+                worst = worst.max((segs(st) - closed).abs());
+                reached = segs(st);
+            });
+        }
+        assert!(worst <= 1.0, "largest deviation from C (t - K)^3 + W_max: {worst} segments");
+        // Convex region: at t >= K + 4 s the curve is 0.4 * 4^3 = 25.6 segments above W_max.
+        assert!(reached > 1025.6, "convex region reached: {reached}");
+    }
+
+    #[test]
+    fn in_the_reno_friendly_region_the_window_is_never_below_w_est() {
+        // Small W_max, long RTT: Reno's estimate outgrows the cubic curve.
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1 << 20);
+        let rtt = 200 * MS;
+        st.srtt = Some(rtt);
+        loss_at(&mut cc, &mut st, 20);
+        let mut friendly_acks = 0;
+        for _ in 0..60 {
+            rtt_of_acks(&mut cc, &mut st, rtt, |cc, st| {
+                let t = (st.now - cc.epoch_start().unwrap()) as f64 / SEC as f64;
+                if cc.w_cubic(t) < cc.w_est() {
+                    friendly_acks += 1;
+                    assert!(segs(st) >= cc.w_est() - 2e-3, "cwnd {} < W_est {}", segs(st), cc.w_est());
+                }
+            });
+        }
+        assert!(friendly_acks > 100, "the region was visited ({friendly_acks} ACKs)");
+    }
+
+    #[test]
+    fn w_est_grows_by_alpha_cubic_per_window_then_by_one_after_cwnd_prior() {
+        // Loss at 20 segments: W_est starts at 14 and must grow alpha_cubic (0.53) segments
+        // per window of ACKs until it reaches cwnd_prior = 20, then one per window.
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1 << 20);
+        let rtt = 200 * MS;
+        st.srtt = Some(rtt);
+        loss_at(&mut cc, &mut st, 20);
+        let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+        let (mut slow, mut fast) = (0, 0);
+        for _ in 0..40 {
+            let before = cc.w_est();
+            rtt_of_acks(&mut cc, &mut st, rtt, |_, _| {});
+            if cc.epoch_start().is_none() || before == 0.0 {
+                continue; // the first window starts the stage
+            }
+            let inc = cc.w_est() - before;
+            // sum of rate / cwnd over about cwnd ACKs; cwnd grows a little within the RTT.
+            if cc.w_est() < 20.0 {
+                slow += 1;
+                assert!(inc <= alpha + 1e-9 && inc > 0.9 * alpha, "{inc} at W_est {before}");
+            } else if before >= 20.0 {
+                fast += 1;
+                assert!(inc <= 1.0 + 1e-9 && inc > 0.9, "{inc} at W_est {before}");
+            }
+        }
+        assert!(slow >= 5 && fast >= 5, "{slow} windows below cwnd_prior, {fast} above");
+    }
+
+    #[test]
+    fn without_tcp_friendliness_the_window_follows_the_cubic_curve_only() {
+        let mut on = Cubic::default();
+        let mut off = Cubic::new(C, BETA, false, true, false);
+        let (mut a, mut b) = (state(10, 1 << 20), state(10, 1 << 20));
+        for (cc, st) in [(&mut on, &mut a), (&mut off, &mut b)] {
+            st.srtt = Some(200 * MS);
+            loss_at(cc, st, 20);
+            for _ in 0..20 {
+                rtt_of_acks(cc, st, 200 * MS, |_, _| {});
+            }
+        }
+        // After 4 s: W_cubic(4) = 0.4 (4 - 2.47)^3 + 20 = 21.4; Reno would be near 27.
+        assert!(segs(&b) < 22.5, "cubic only: {}", segs(&b));
+        assert!(segs(&a) > 25.0, "Reno-friendly: {}", segs(&a));
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_when_a_loss_comes_below_the_previous_one() {
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1 << 20);
+        loss_at(&mut cc, &mut st, 1000);
+        assert_eq!(cc.w_max(), 1000.0);
+        loss_at(&mut cc, &mut st, 800);
+        assert!((cc.w_max() - 800.0 * (1.0 + BETA) / 2.0).abs() < 1e-9, "{}", cc.w_max());
+        // A loss above the previous W_max sets it to the window.
+        loss_at(&mut cc, &mut st, 900);
+        assert_eq!(cc.w_max(), 900.0);
+        // Without fast convergence, W_max is always the window.
+        let mut cc = Cubic::new(C, BETA, true, false, false);
+        loss_at(&mut cc, &mut st, 1000);
+        loss_at(&mut cc, &mut st, 800);
+        assert_eq!(cc.w_max(), 800.0);
+    }
+
+    #[test]
+    fn growth_per_rtt_is_at_most_half_the_window() {
+        // Far past K the cubic target is clamped to 1.5 cwnd.
+        let mut cc = Cubic::new(C, BETA, false, true, false);
+        let mut st = state(10, 1 << 20);
+        st.srtt = Some(100 * MS);
+        loss_at(&mut cc, &mut st, 100);
+        st.now = 0;
+        st.snd_una += MSS;
+        cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
+        st.now = 100 * SEC; // W_cubic is astronomically large now
+        let before = segs(&st);
+        rtt_of_acks(&mut cc, &mut st, 100 * MS, |_, _| {});
+        let after = segs(&st);
+        assert!(after <= 1.5 * before + 1e-9 && after >= 1.49 * before, "{before} -> {after}");
+        // Per ACK: (1.5 cwnd - cwnd) / cwnd = half a segment.
+        let mut st2 = st.clone();
+        let c0 = st2.cwnd;
+        st2.now += MS;
+        cc.on_ack(&mut st2, &Ack { acked: MSS, ..Ack::default() });
+        assert!((st2.cwnd - c0) as f64 <= 0.5 * MSS as f64 + 1.0);
+    }
+
+    #[test]
+    fn after_a_timeout_the_stage_starts_with_k_zero_at_the_current_window() {
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1 << 20);
+        st.srtt = Some(100 * MS);
+        loss_at(&mut cc, &mut st, 1000);
+        // A timeout: ssthresh = 0.7 * flight, cwnd = 1 segment, slow start up to ssthresh.
+        st.flight_size = 700 * MSS;
+        st.ssthresh = cc.ssthresh(&st, Congestion::Timeout);
+        st.cwnd = MSS;
+        cc.on_timeout(&mut st);
+        assert_eq!(st.ssthresh, 490 * MSS);
+        st.ssthresh = 20 * MSS; // keep the slow start short
+        while st.in_slow_start() {
+            st.now += MS;
+            cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
+        }
+        st.now += MS;
+        cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
+        assert_eq!(cc.k(), 0.0);
+        assert_eq!(cc.w_max(), 20.0);
+        // alpha_cubic, as W_est (20) is below cwnd_prior (700).
+        assert!((cc.w_est() - (20.0 + 3.0 * (1.0 - BETA) / (1.0 + BETA) / 20.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_first_stage_after_slow_start_is_convex_from_the_current_window() {
+        let mut cc = Cubic::default();
+        let mut st = state(10, 12);
+        st.srtt = Some(100 * MS);
+        // Slow start to ssthresh; the leftover of the ACK that crosses it is avoidance.
+        cc.on_ack(&mut st, &Ack { acked: 2 * MSS, ..Ack::default() });
+        cc.on_ack(&mut st, &Ack { acked: 2 * MSS, ..Ack::default() });
+        // No reduction yet: cwnd_prior = 0, so W_est grows at Reno's rate: 12 + 2/12.
+        assert!((segs(&st) - (12.0 + 2.0 / 12.0)).abs() < 2e-3, "{}", segs(&st));
+        assert_eq!(cc.w_max(), 12.0);
+        assert_eq!(cc.k(), 0.0);
+    }
+
+    #[test]
+    fn hystart_drives_the_initial_slow_start_when_enabled() {
+        let mut cc = Cubic::new(C, BETA, true, true, true);
+        let mut st = state(10, 1 << 40);
+        st.ssthresh = u64::MAX / 4;
+        st.snd_una = MSS;
+        cc.on_ack(&mut st, &Ack { acked: 4 * MSS, rtt: Some(100 * MS), ..Ack::default() });
+        // RFC 9406 L = 8: a stretch ACK of 4 segments grows by 4 (RFC 3465's L = 2 would say 2).
+        assert_eq!(st.cwnd, 14 * MSS);
+        cc.ssthresh(&st, Congestion::Loss);
+        assert!(!cc.hystart().unwrap().active());
+    }
+}
