@@ -93,8 +93,8 @@ def test_malformed_scenarios_exit_2_naming_file_and_field(
 
 
 def test_a_bad_override_exits_2_naming_the_key() -> None:
-    proc = run_cli("validate", FLAGSHIP, "--set", "topology.bottleneck.queue.kind=codel")
-    assert_one_line_error(proc, "topology.bottleneck.queue.kind", "unknown queue discipline 'codel'", "registered:")
+    proc = run_cli("validate", FLAGSHIP, "--set", "topology.bottleneck.queue.kind=fifo9")
+    assert_one_line_error(proc, "topology.bottleneck.queue.kind", "unknown queue discipline 'fifo9'", "registered:")
     proc = run_cli("run", FLAGSHIP, "--set", "topology.bottleneck.rate")
     assert_one_line_error(proc, "--set", "expected KEY=VALUE")
 
