@@ -31,3 +31,29 @@ fn ten_newreno_flows_keep_a_droptail_buffer_near_its_limit() {
     // Standing queue: every packet waits most of the buffer's drain time (200 * 0.12 ms).
     assert!(q.mean_sojourn_s > 0.6 * 200.0 * 1500.0 * 8.0 / 100e6, "sojourn {}", q.mean_sojourn_s);
 }
+
+/// Regression: with lost-retransmission detection, a flow whose FQ-CoDel sub-queue drops
+/// nearly everything (CoDel at a high count) once re-sent its losses as fast as they were
+/// dropped: 18 587 retransmissions for 18 694 drops in the flagship scenario. RFC 5681 §4.3's
+/// second reduction stops that; every retransmission must answer a drop.
+#[test]
+fn losses_of_retransmissions_do_not_start_a_retransmission_storm() {
+    let mut cfg = dumbbell(4, 10_000_000, 5 * MS, ccsim_core::config::AlgoSpec::named("fq_codel"), 100_000_000, |i| {
+        [2, 10, 25, 50][i] * MS
+    });
+    cfg.duration_ns = 60 * SEC;
+    cfg.warmup_ns = 10 * SEC;
+    for i in 0..4 {
+        let mut f = bulk_tcp(4, i, "newreno");
+        f.start_max_ns = Some(SEC);
+        cfg.flows.push(f);
+    }
+    let mut sim = Simulation::new(&cfg).unwrap();
+    sim.run();
+    let r = sim.results();
+    let retx: u64 = r.flows.iter().map(|f| f.retransmissions).sum();
+    let drops = r.queues[0].drops;
+    assert!(retx <= drops + drops / 5 + 10, "retransmissions {retx}, drops {drops}");
+    assert!(drops < 2000, "drops {drops}");
+    assert!(r.utilization.unwrap() > 0.9);
+}

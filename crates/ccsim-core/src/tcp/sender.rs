@@ -112,6 +112,8 @@ pub struct TcpSender {
     rto_deadline: Option<Time>,
     /// RFC 3168: no new ECE reaction until data sent after the last one is acknowledged.
     ecn_recover: u64,
+    /// When the window was last reduced (recovery entry, ECE, timeout).
+    reduced_at: Time,
     cwr_pending: bool,
 }
 
@@ -185,6 +187,7 @@ impl TcpSender {
             partial_acked: false,
             rto_deadline: None,
             ecn_recover: 0,
+            reduced_at: 0,
             cwr_pending: false,
         }
     }
@@ -334,9 +337,12 @@ impl TcpSender {
 
     /// A retransmission is lost once data sent more than a reordering window after it has
     /// been delivered (RACK, RFC 8985 §6.2, applied to retransmissions): it may be sent again.
-    fn mark_lost_retransmissions(&mut self) {
+    /// Returns true if one of them was sent at or after the last window reduction (the
+    /// retransmission that starts a recovery goes out with the reduced window).
+    fn mark_lost_retransmissions(&mut self) -> bool {
         let reo_wnd = self.rtt.min_rtt.unwrap_or(0) / 4;
         let mut remaining = self.retrans_bytes;
+        let mut after_reduction = false;
         let mut i = 0;
         while remaining > 0 && i < self.scoreboard.len() {
             let s = &mut self.scoreboard[i];
@@ -346,10 +352,32 @@ impl TcpSender {
                     s.retrans = false;
                     self.retrans_bytes -= s.len as u64;
                     self.retx_hint = self.retx_hint.min(s.seq);
+                    after_reduction |= s.xmit_time >= self.reduced_at;
                 }
             }
             i += 1;
         }
+        after_reduction
+    }
+
+    /// A retransmission sent after the window was last reduced was lost too: the reduced
+    /// window is still too large. RFC 5681 §4.3: "the loss of a retransmission [is] two
+    /// indications of congestion and, therefore, cwnd (and ssthresh) MUST be lowered twice".
+    /// As Linux does (also after a timeout), start a new fast-recovery episode, halving from
+    /// the data actually in flight; without this, a queue that drops most of a flow's packets
+    /// (CoDel at a high drop count, a policer) meets a retransmission storm.
+    fn reduce_on_lost_retransmission(&mut self, cx: &mut Cx) {
+        self.sync_state(cx.now);
+        self.st.flight_size = self.pipe();
+        self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Loss);
+        self.st.cwnd = self.st.ssthresh;
+        self.recovery = Recovery::Fast;
+        self.recover = self.snd_nxt;
+        self.partial_acked = false;
+        self.ecn_recover = self.snd_nxt;
+        self.reduced_at = cx.now;
+        cx.stats.count(cx.now, |s| &mut s.fast_recoveries);
+        self.sync_state(cx.now);
     }
 
     // ----- transmission -----
@@ -470,8 +498,12 @@ impl TcpSender {
         }
         if self.cfg.sack && pkt.sack_len > 0 && self.update_sack(pkt) {
             self.mark_sack_losses();
-            if self.cfg.lost_retransmit && self.retrans_bytes > 0 {
-                self.mark_lost_retransmissions();
+            if self.cfg.lost_retransmit
+                && self.retrans_bytes > 0
+                && self.mark_lost_retransmissions()
+                && self.recovery != Recovery::Open
+            {
+                self.reduce_on_lost_retransmission(cx);
             }
         }
 
@@ -570,6 +602,7 @@ impl TcpSender {
         self.partial_acked = false;
         // A loss reduction is also the window's ECN reaction (RFC 3168 §6.1.2).
         self.ecn_recover = self.snd_nxt;
+        self.reduced_at = cx.now;
         cx.stats.count(cx.now, |s| &mut s.fast_recoveries);
         self.retransmit(0, cx);
         self.st.cwnd = if self.cfg.sack {
@@ -592,6 +625,7 @@ impl TcpSender {
         self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Ecn);
         self.st.cwnd = self.st.ssthresh.max(self.cfg.mss as u64);
         self.ecn_recover = self.snd_nxt;
+        self.reduced_at = cx.now;
         self.cwr_pending = true;
         cx.stats.count(cx.now, |s| &mut s.ecn_reductions);
     }
@@ -616,6 +650,7 @@ impl TcpSender {
         self.st.cwnd = self.cfg.mss as u64; // loss window
         self.recovery = Recovery::Timeout;
         self.recover = self.snd_nxt;
+        self.reduced_at = now;
         self.ecn_recover = self.snd_nxt;
         self.dupacks = 0;
         // Everything not SACKed is presumed lost and no retransmission is still in flight;
@@ -948,6 +983,32 @@ mod tests {
         // RFC 6675 alone has to wait for the timeout.
         let (last, _) = lost_retransmission_scenario(false);
         assert!(!last.contains(&0), "{last:?}");
+    }
+
+    #[test]
+    fn a_lost_retransmission_lowers_the_window_a_second_time() {
+        // RFC 5681 §4.3: two congestion indications, two reductions. The scenario's first
+        // recovery set cwnd = ssthresh; the lost retransmission halves again from pipe.
+        let mut h = Harness::new(10, true);
+        h.s.st.ssthresh = 1 << 40;
+        h.send();
+        h.now = 10 * MS;
+        for k in 2..=4 {
+            h.ack(0, &[(1, k)], 0);
+        }
+        let cwnd_after_first = h.s.st.cwnd;
+        h.now = 30 * MS;
+        let mut top = 0;
+        for k in 5..=10 {
+            top = top.max(h.ack(0, &[(1, k)], 0).into_iter().max().unwrap_or(0));
+        }
+        assert_eq!(h.s.st.cwnd, cwnd_after_first, "one reduction per episode so far");
+        h.now = 60 * MS;
+        let pipe_before = h.s.pipe();
+        h.ack(0, &[(1, top + 1)], 0);
+        assert_eq!(h.stats.fast_recoveries, 2);
+        // pipe fell by the SACKed segments and the lost retransmission before halving.
+        assert!(h.s.st.ssthresh < cwnd_after_first && h.s.st.ssthresh <= pipe_before / 2);
     }
 
     #[test]
