@@ -167,6 +167,9 @@ pub struct TraceSpec {
     /// Log every drop and mark with its time, queue and flow.
     #[serde(default)]
     pub events: bool,
+    /// Log every RTT sample of every TCP sender with its time and flow.
+    #[serde(default)]
+    pub rtt: bool,
 }
 
 fn yes() -> bool {

@@ -29,6 +29,20 @@ pub struct Results {
     pub traces: BTreeMap<String, Vec<f64>>,
     /// Every drop and mark with its time, when `trace.events` is on.
     pub queue_events: Option<QueueEventLog>,
+    /// Every RTT sample of every TCP sender, when `trace.rtt` is on.
+    pub rtt_samples: Option<RttSampleLog>,
+}
+
+/// RTT samples of the whole run (warm-up included), one row per sample, as columns, ordered
+/// by time and then flow.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RttSampleLog {
+    /// When the ACK carrying the sample arrived (s).
+    pub time_s: Vec<f64>,
+    /// Flow index.
+    pub flow: Vec<u32>,
+    /// The sample (s).
+    pub rtt_s: Vec<f64>,
 }
 
 /// Drops and marks, one row per event, as columns.
