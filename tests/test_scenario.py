@@ -128,7 +128,7 @@ def test_flows_compile_with_endpoints_windows_and_replicas(write_toml) -> None:
     assert replicas[0]["cc"] is None
     assert replicas[0]["app"] == {"kind": "bulk", "params": {}}
     assert (replicas[0]["start_ns"], replicas[0]["start_max_ns"]) == (0, None)
-    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "events": False}
+    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "events": False, "rtt": False}
 
 
 def test_sources_and_sinks_give_each_side_its_own_delay(write_toml) -> None:
@@ -273,7 +273,8 @@ def test_overrides_create_tables_and_expand_bare_algorithm_names(write_toml) -> 
     assert config["flows"][1]["transport"] == {"kind": "tcp", "params": {"mss": 1000}}
     # A model table created by --set still needs its kind.
     err = error_of(write_toml, text, ["flows[0].app.kind=bulk", "flows[1].cc.ecn=true"])
-    assert (err.field, err.message) == ("flows[1].cc.kind", "required field missing; registered: newreno")
+    assert err.field == "flows[1].cc.kind"
+    assert err.message.startswith("required field missing; registered: ") and "newreno" in err.message
 
 
 @pytest.mark.parametrize(
@@ -311,7 +312,8 @@ def test_errors_caused_by_an_override_point_at_it(write_toml) -> None:
         ('seed = 7', 'seed = 7\ncolour = "blue"', "simulation.colour",
          "unknown field; allowed: duration, warmup, seed"),
         ('rate = "10Mbps", delay', 'rate = "-10Mbps", delay', "topology.bottleneck.rate", "must not be negative"),
-        ('cc = "newreno"', 'cc = "vegas"', "flows[0].cc", "unknown congestion control 'vegas'; registered: newreno"),
+        ('cc = "newreno"', 'cc = "no-such-cc"', "flows[0].cc",
+         "unknown congestion control 'no-such-cc'; registered: "),
         ('kind = "droptail"', 'kind = "red"', "topology.bottleneck.queue.kind", "registered: droptail"),
         ('mss = "1460B"', 'mss = "1460B", nagle = true', "flows[0].transport.nagle", "unknown parameter of tcp"),
         ('mss = "1460B"', 'mss = "1460"', "flows[0].transport.mss", "no unit"),
@@ -387,7 +389,7 @@ def test_unreadable_and_malformed_files_are_scenario_errors(tmp_path: Path, writ
 
 
 def test_scenario_errors_survive_pickling_for_worker_processes(write_toml) -> None:
-    err = error_of(write_toml, DUMBBELL.replace('cc = "newreno"', 'cc = "vegas"'))
+    err = error_of(write_toml, DUMBBELL.replace('cc = "newreno"', 'cc = "no-such-cc"'))
     copy = pickle.loads(pickle.dumps(err))
     assert (copy.file, copy.field, copy.message, str(copy)) == (err.file, err.field, err.message, str(err))
 

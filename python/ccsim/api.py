@@ -47,11 +47,15 @@ class Result:
         log = self.raw.get("queue_events")
         self.queue_events = pd.DataFrame(log) if log else None
         """Every drop and mark (``time_s``, ``queue``, ``flow``, ``event``) when ``trace.events`` is on."""
+        log = self.raw.get("rtt_samples")
+        self.rtt_samples = pd.DataFrame(log) if log else None
+        """Every RTT sample of every TCP sender over the whole run (``time_s``, ``flow``, ``rtt_s``)
+        when ``trace.rtt`` is on."""
 
     @property
     def summary(self) -> dict[str, Any]:
         """Everything but the time series, JSON-able; identical for identical seeds."""
-        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events")}
+        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events", "rtt_samples")}
 
     @property
     def jain_index(self) -> float | None:
@@ -82,6 +86,8 @@ class Result:
         tables = [("flows", self.flows), ("queues", self.queues), ("traces", self.traces)]
         if self.queue_events is not None:
             tables.append(("queue_events", self.queue_events))
+        if self.rtt_samples is not None:
+            tables.append(("rtt_samples", self.rtt_samples))
         for name, frame in tables:
             path = out / f"{name}.parquet"
             frame.to_parquet(path, index=False)

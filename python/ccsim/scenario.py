@@ -87,6 +87,9 @@ class Trace(StrictModel):
     cwnd: bool = True
     events: bool = False
     """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
+    rtt: bool = False
+    """Log every RTT sample of every TCP sender with its time and flow (``Result.rtt_samples``;
+    the input of ``ccsim arima fit``)."""
 
     @model_validator(mode="after")
     def _interval_positive(self) -> Trace:
@@ -233,6 +236,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "queues": list(trace.queues) if trace else [],
             "cwnd": trace.cwnd if trace else True,
             "events": trace.events if trace else False,
+            "rtt": trace.rtt if trace else False,
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": scenario.metrics.jain_flows,

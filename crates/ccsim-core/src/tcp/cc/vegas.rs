@@ -217,7 +217,7 @@ impl VegasCore {
         let decision = if st.in_slow_start() {
             if n > self.cfg.gamma {
                 let target = (st.cwnd as f64 / mss as f64 - n).max(0.0).floor() as u64;
-                st.cwnd = st.cwnd.min((target + 1) * mss);
+                st.cwnd = st.cwnd.min(target.saturating_add(1).saturating_mul(mss));
                 Decision::ExitSlowStart
             } else {
                 if self.ss_grow {
