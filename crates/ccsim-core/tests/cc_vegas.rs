@@ -58,6 +58,7 @@ fn the_standing_queue_follows_alpha_and_beta() {
     let cc = AlgoSpec::named("vegas").with("alpha", ParamValue::Float(6.0)).with("beta", ParamValue::Float(8.0));
     let (_, r) = run(&one_flow(cc));
     let b = backlog(&r);
+    eprintln!("vegas alpha 6 beta 8: utilization {:.4}, backlog {b:.2}", r.utilization.unwrap());
     assert!((6.0 - 0.5..=8.0 + 0.5).contains(&b), "backlog {b}");
     assert!(r.utilization.unwrap() > 0.8);
     assert_eq!(r.queues[0].drops, 0);
@@ -68,6 +69,7 @@ fn linux_style_slow_start_also_settles_without_loss() {
     let cc = AlgoSpec::named("vegas").with("paper_slow_start", ParamValue::Bool(false));
     let (sim, r) = run(&one_flow(cc));
     let b = backlog(&r);
+    eprintln!("vegas, Linux slow start: utilization {:.4}, backlog {b:.2}", r.utilization.unwrap());
     assert!((1.5..=4.5).contains(&b), "backlog {b}");
     assert!(r.utilization.unwrap() > 0.8);
     assert_eq!(sim.flow_stats(0).total_lost, 0);

@@ -10,9 +10,9 @@
 //! - Every RTT sample lowers `baseRTT` and the round's `minRTT` and counts in `cntRTT`.
 //! - Once per round trip, on the first ACK beyond `beg_snd_nxt` (everything sent before the
 //!   round began is acknowledged and the ACK passes the mark, Linux `after(ack, beg_snd_nxt)`),
-//!   `beg_snd_nxt = SND.NXT` and, with more than two samples in
-//!   the round (fewer mean delayed ACKs only, Linux's rule; Reno is used for that ACK instead),
-//!   `RTT = minRTT` (the minimum filters delayed-ACK noise, Linux) and
+//!   `beg_snd_nxt = SND.NXT` and, with more than two samples in the round (fewer mean delayed
+//!   ACKs only, Linux's rule; Reno is used for that ACK instead), `RTT = minRTT` (the minimum
+//!   filters delayed-ACK noise, Linux) and
 //!   `diff = cwnd * (1 - baseRTT / RTT)` packets, i.e. `(Expected - Actual) * baseRTT` with
 //!   `Expected = cwnd / baseRTT` and `Actual = cwnd / RTT` (the paper's and ns-3's form; Linux
 //!   computes `cwnd * (RTT - baseRTT) / baseRTT`, which is larger by the factor `RTT / baseRTT`
