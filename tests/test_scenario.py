@@ -128,7 +128,7 @@ def test_flows_compile_with_endpoints_windows_and_replicas(write_toml) -> None:
     assert replicas[0]["cc"] is None
     assert replicas[0]["app"] == {"kind": "bulk", "params": {}}
     assert (replicas[0]["start_ns"], replicas[0]["start_max_ns"]) == (0, None)
-    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "events": False, "messages": False}
+    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "events": False, "messages": False, "rtt": False}
 
 
 def test_sources_and_sinks_give_each_side_its_own_delay(write_toml) -> None:
@@ -388,7 +388,7 @@ def test_unreadable_and_malformed_files_are_scenario_errors(tmp_path: Path, writ
 
 
 def test_scenario_errors_survive_pickling_for_worker_processes(write_toml) -> None:
-    err = error_of(write_toml, DUMBBELL.replace('cc = "newreno"', 'cc = "vegas"'))
+    err = error_of(write_toml, DUMBBELL.replace('cc = "newreno"', 'cc = "no-such-cc"'))
     copy = pickle.loads(pickle.dumps(err))
     assert (copy.file, copy.field, copy.message, str(copy)) == (err.file, err.field, err.message, str(err))
 

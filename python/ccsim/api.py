@@ -51,11 +51,15 @@ class Result:
         self.messages = pd.DataFrame(messages) if messages else None
         """Every application message (``flow``, ``index``, ``created_s``, ``delivered_s``,
         ``delay_s``, ``lost``) when ``trace.messages`` is on."""
+        log = self.raw.get("rtt_samples")
+        self.rtt_samples = pd.DataFrame(log) if log else None
+        """Every RTT sample of every TCP sender over the whole run (``time_s``, ``flow``, ``rtt_s``)
+        when ``trace.rtt`` is on."""
 
     @property
     def summary(self) -> dict[str, Any]:
         """Everything but the time series, JSON-able; identical for identical seeds."""
-        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events", "messages")}
+        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events", "messages", "rtt_samples")}
 
     @property
     def jain_index(self) -> float | None:
@@ -88,6 +92,8 @@ class Result:
             tables.append(("queue_events", self.queue_events))
         if self.messages is not None:
             tables.append(("messages", self.messages))
+        if self.rtt_samples is not None:
+            tables.append(("rtt_samples", self.rtt_samples))
         for name, frame in tables:
             path = out / f"{name}.parquet"
             frame.to_parquet(path, index=False)

@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, validate and list.
+"""The ``ccsim`` command: run, validate, list, and ``arima fit`` for RTT traces.
 
 Every mistake in the input (file, field, argument) ends in one line on stderr that names the
 file, the field and what is allowed, and exit code 2 — never a traceback.
@@ -64,6 +64,19 @@ def _build_parser() -> argparse.ArgumentParser:
                                   "applications with their parameters",
                                   description="Every registered model with its parameters, units and defaults.")
     listing.add_argument("--json", action="store_true", help="print the registry as JSON")
+
+    arima = commands.add_parser("arima", help="ARIMA models of RTT traces (the CA-ARTT paper's sec. 3)",
+                                description="ARIMA(p,1,q) models of RTT traces, as in the CA-ARTT paper.")
+    actions = arima.add_subparsers(dest="arima_command", metavar="ACTION", title="actions")
+    arima_fit = actions.add_parser(
+        "fit", help="fit ARIMA(p,1,q), p, q in 0..2, and pick the order by AIC and FPE",
+        description="Fit ARIMA(p,1,q) for p, q in 0..2 to a series of RTTs by conditional least squares, print "
+                    "sigma^2, AIC and FPE of every order (the paper's Table 1) and the chosen order's coefficients.")
+    arima_fit.add_argument("file", metavar="TRACE.csv",
+                           help="CSV with a column of RTTs in seconds: rtt_s, or the only numeric column "
+                                "(a run's rtt_samples.parquet, from [trace] rtt = true, is read too)")
+    arima_fit.add_argument("--column", help="the column holding the RTTs")
+    arima_fit.add_argument("--flow", type=int, help="keep the rows of this flow (traces with a flow column)")
     return parser
 
 
@@ -214,7 +227,95 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list}
+def _read_rtt_series(path: str, column: str | None, flow: int | None) -> tuple[Any, str]:
+    """The RTT column of a CSV (or Parquet) trace as floats, and a description of it."""
+    import pandas as pd
+
+    def bad(message: str, field: str = "") -> ScenarioError:
+        return ScenarioError(path, field, message)
+
+    try:
+        frame = pd.read_parquet(path) if path.endswith(".parquet") else pd.read_csv(path)
+    except FileNotFoundError:
+        raise bad("no such file") from None
+    except pd.errors.EmptyDataError:
+        raise bad("the file is empty") from None
+    except UnicodeDecodeError:
+        raise bad("not a text CSV file") from None
+    except Exception as exc:  # parser and I/O errors of pandas and pyarrow: one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise bad(f"cannot read it as {'Parquet' if path.endswith('.parquet') else 'CSV'}: {first}") from None
+    columns = [str(c) for c in frame.columns]
+    if flow is not None:
+        if "flow" not in frame.columns:
+            raise bad(f"there is no flow column (columns: {', '.join(columns)})", "--flow")
+        flows = sorted(pd.unique(frame["flow"]).tolist())
+        frame = frame[frame["flow"] == flow]
+        if frame.empty:
+            raise bad(f"no rows for flow {flow}; flows in the trace: {', '.join(map(str, flows))}", "--flow")
+    elif "flow" in frame.columns and frame["flow"].nunique() > 1:
+        flows = sorted(pd.unique(frame["flow"]).tolist())
+        raise bad(f"the trace holds several flows ({', '.join(map(str, flows))}); choose one with --flow")
+    if column is not None:
+        if column not in frame.columns:
+            raise bad(f"no column {column!r}; columns: {', '.join(columns)}", "--column")
+        chosen = column
+    elif "rtt_s" in frame.columns:
+        chosen = "rtt_s"
+    else:
+        numeric = [str(c) for c in frame.columns if pd.api.types.is_numeric_dtype(frame[c])]
+        if len(numeric) != 1:
+            found = f"numeric columns: {', '.join(numeric)}" if numeric else "no numeric column"
+            raise bad(f"no column rtt_s and {found}; name the RTT column with --column")
+        chosen = numeric[0]
+    values = pd.to_numeric(frame[chosen], errors="coerce")
+    if values.isna().any():
+        row = int(values.isna().to_numpy().argmax())
+        raise bad(f"column {chosen!r} has a missing or non-numeric value (data row {row + 1})")
+    described = f"{len(values)} RTTs from column {chosen}" + (f" (flow {flow})" if flow is not None else "")
+    return values.to_numpy(dtype=float), described
+
+
+def _cmd_arima(args: argparse.Namespace) -> int:
+    if args.arima_command is None:
+        raise ScenarioError("", "", "an action is required: fit (see 'ccsim arima --help')")
+    from . import arima
+
+    series, described = _read_rtt_series(args.file, args.column, args.flow)
+    try:
+        selection = arima.select_order(series)
+    except ValueError as exc:
+        raise ScenarioError(args.file, "", str(exc)) from None
+    best = selection.best
+    console = _stdout_console()
+    console.print(Text(f"{args.file}: {described}; ARIMA(p,1,q) by conditional least squares, "
+                       f"{best.n} innovations each"))
+    table = Table(title="Orders (paper eq. 14-15, Table 1)", title_justify="left")
+    for header in ("model", "phi", "theta", "sigma^2", "AIC", "FPE", ""):
+        table.add_column(header, justify="left" if header in ("model", "phi", "theta", "") else "right")
+    for f in selection.fits:
+        table.add_row(*map(_cell, (
+            f.name, " ".join(f"{v:+.5f}" for v in f.phi) or "-", " ".join(f"{v:+.5f}" for v in f.theta) or "-",
+            f"{f.sigma2:.6g}", f"{f.aic:.6f}", f"{f.fpe:.6g}", "<- chosen" if f is best else "",
+        )))
+    console.print(table)
+    agreement = "FPE agrees" if selection.best_by_fpe is best else f"FPE alone would pick {selection.best_by_fpe.name}"
+    console.print(Text(f"chosen: {best.name} (smallest AIC; {agreement})"))
+    coefficients = [f"phi{i} = {v:.5f}" for i, v in enumerate(best.phi, 1)]
+    coefficients += [f"theta{i} = {v:.5f}" for i, v in enumerate(best.theta, 1)]
+    console.print(Text("  " + ", ".join(coefficients + [f"sigma^2 = {best.sigma2:.6g}"])))
+    if best.q <= 1:
+        # ca-artt forecasts with ARIMA(2,1,1); its sub-models are the same with zeros.
+        phi = list(best.phi) + [0.0] * (2 - best.p)
+        theta = list(best.theta) + [0.0] * (1 - best.q)
+        console.print(Text(f'  as ca-artt parameters: cc = {{ kind = "ca-artt", phi1 = {phi[0]:.5f}, '
+                           f"phi2 = {phi[1]:.5f}, theta1 = {theta[0]:.5f} }}"))
+    if not best.converged:
+        console.print(Text("  warning: the least-squares iterations did not converge"))
+    return EXIT_OK
+
+
+_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "arima": _cmd_arima}
 
 
 def _fail(message: str) -> None:
@@ -235,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccsim {__version__}")
         return EXIT_OK
     if args.command is None:
-        _fail("a command is required: run, validate or list (see 'ccsim --help')")
+        _fail("a command is required: run, validate, list or arima (see 'ccsim --help')")
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:

@@ -89,6 +89,9 @@ class Trace(StrictModel):
     """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
     messages: bool = False
     """Log every application message: created, delivered or lost (``Result.messages``)."""
+    rtt: bool = False
+    """Log every RTT sample of every TCP sender with its time and flow (``Result.rtt_samples``;
+    the input of ``ccsim arima fit``)."""
 
     @model_validator(mode="after")
     def _interval_positive(self) -> Trace:
@@ -236,6 +239,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "cwnd": trace.cwnd if trace else True,
             "events": trace.events if trace else False,
             "messages": trace.messages if trace else False,
+            "rtt": trace.rtt if trace else False,
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": scenario.metrics.jain_flows,

@@ -170,6 +170,9 @@ pub struct TraceSpec {
     /// Log every application message: flow, index, created, delivered or lost.
     #[serde(default)]
     pub messages: bool,
+    /// Log every RTT sample of every TCP sender with its time and flow.
+    #[serde(default)]
+    pub rtt: bool,
 }
 
 fn yes() -> bool {

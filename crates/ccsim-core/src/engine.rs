@@ -14,7 +14,7 @@ use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, Packet};
 use crate::params::Params;
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
-use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results};
+use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
 use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{secs, tx_time, Time};
@@ -275,7 +275,9 @@ impl Simulation {
             node_names,
             links,
             routes,
-            flow_stats: (0..flows.len()).map(|_| FlowStats::new(cfg.warmup_ns)).collect(),
+            flow_stats: (0..flows.len())
+                .map(|_| FlowStats { rtt_log: cfg.trace.rtt.then(Vec::new), ..FlowStats::new(cfg.warmup_ns) })
+                .collect(),
             ledgers: vec![MessageLedger::default(); flows.len()],
             listeners,
             flows,
@@ -802,7 +804,25 @@ impl Simulation {
             traces,
             queue_events: self.event_log.clone(),
             messages: self.message_log.clone(),
+            rtt_samples: self.rtt_sample_log(),
         }
+    }
+
+    /// Every flow's RTT samples merged into one log ordered by time, then flow.
+    fn rtt_sample_log(&self) -> Option<RttSampleLog> {
+        let mut rows: Vec<(Time, u32, Time)> = Vec::new();
+        for (f, s) in self.flow_stats.iter().enumerate() {
+            rows.extend(s.rtt_log.as_ref()?.iter().map(|&(t, rtt)| (t, f as u32, rtt)));
+        }
+        // Each flow's log is already in time order; a stable sort by time keeps flows in order.
+        rows.sort_by_key(|&(t, f, _)| (t, f));
+        let mut log = RttSampleLog::default();
+        for (t, f, rtt) in rows {
+            log.time_s.push(secs(t));
+            log.flow.push(f);
+            log.rtt_s.push(secs(rtt));
+        }
+        Some(log)
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Results {
     pub queue_events: Option<QueueEventLog>,
     /// Every application message, when `trace.messages` is on.
     pub messages: Option<MessageLog>,
+    /// Every RTT sample of every TCP sender, when `trace.rtt` is on.
+    pub rtt_samples: Option<RttSampleLog>,
 }
 
 /// Application messages, one row per message delivered or found lost (and, at the end, one
@@ -49,6 +51,18 @@ pub struct MessageLog {
     pub delay_s: Vec<Option<f64>>,
     /// Known lost (a later datagram arrived first).
     pub lost: Vec<bool>,
+}
+
+/// RTT samples of the whole run (warm-up included), one row per sample, as columns, ordered
+/// by time and then flow.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RttSampleLog {
+    /// When the ACK carrying the sample arrived (s).
+    pub time_s: Vec<f64>,
+    /// Flow index.
+    pub flow: Vec<u32>,
+    /// The sample (s).
+    pub rtt_s: Vec<f64>,
 }
 
 /// Drops and marks, one row per event, as columns.

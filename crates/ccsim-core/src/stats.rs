@@ -60,6 +60,8 @@ pub struct FlowStats {
     pub total_arrived: u64,
     /// Whole run: packets of this flow dropped by queues or lost on links.
     pub total_lost: u64,
+    /// Whole run: every RTT sample as (time, rtt), when the scenario asks for the RTT log.
+    pub rtt_log: Option<Vec<(Time, Time)>>,
 }
 
 impl FlowStats {
@@ -83,6 +85,9 @@ impl FlowStats {
 
     /// The sender took an RTT sample.
     pub fn rtt_sample(&mut self, now: Time, rtt: Time) {
+        if let Some(log) = self.rtt_log.as_mut() {
+            log.push((now, rtt));
+        }
         if self.measuring(now) {
             self.rtt_n += 1;
             self.rtt_sum += rtt as u128;

@@ -133,7 +133,7 @@ fn four_flows_with_equal_rtts_share_fairly() {
 fn same_seed_gives_identical_results_and_seeds_matter() {
     let mut cfg = dumbbell(3, 10_000_000, 5 * MS, droptail(30), 100_000_000, |i| (1 + 10 * i as u64) * MS);
     cfg.duration_ns = 10 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true };
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true, ..TraceSpec::default() };
     for i in 0..3 {
         let mut f = bulk_tcp(3, i, "newreno");
         f.start_max_ns = Some(SEC);
@@ -165,7 +165,7 @@ fn runs_can_be_advanced_in_slices_without_changing_the_outcome() {
 fn traces_have_one_row_per_interval() {
     let mut cfg = one_flow_10mbps();
     cfg.duration_ns = 2 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true, events: true, messages: true };
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true, events: true, messages: true, ..TraceSpec::default() };
     let (_, r) = run(&cfg);
     // The event log holds exactly the drops the queue counted, in time order.
     let log = r.queue_events.as_ref().unwrap();

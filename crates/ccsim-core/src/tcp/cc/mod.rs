@@ -8,10 +8,13 @@
 //! then applies RFC 5681's rules (cwnd = ssthresh after fast retransmit or ECE, one segment
 //! after an RTO).
 
+pub mod ca_artt;
 pub mod compound;
 pub mod cubic;
 pub mod hystart;
 pub mod newreno;
+pub mod vegas;
+pub mod veno;
 
 use crate::params::{ParamSpec, Params};
 use crate::sim::time::Time;
@@ -121,7 +124,8 @@ pub struct CcModel {
 }
 
 /// Every congestion control ccsim knows; adding one is a file plus a line here.
-pub static CCS: &[CcModel] = &[newreno::MODEL, cubic::MODEL, compound::MODEL];
+pub static CCS: &[CcModel] =
+    &[newreno::MODEL, cubic::MODEL, compound::MODEL, vegas::MODEL, veno::MODEL, ca_artt::MODEL];
 
 /// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
 /// bytes acknowledged up to `2 * SMSS` per ACK (RFC 3465 appropriate byte counting, L = 2,
