@@ -1,4 +1,4 @@
-//! ECN-enhanced CoDel (paper `/work/shared/papers/004_5f7aee26e41e985e.txt`, §3, Fig. 1(b)).
+//! ECN-enhanced CoDel (paper `shared/papers/004_5f7aee26e41e985e.txt`, §3, Fig. 1(b)).
 //!
 //! CoDel (RFC 8289, [`super::codel`]) waits a whole interval of sojourn times above target
 //! before its first drop. This variant signals earlier without losing packets: while CoDel

@@ -1,7 +1,7 @@
 //! ENCN, router side: Explicit Non-Congestion Notification (ALGORITHMS.md C8).
 //!
 //! Source: Sup, de Moraes, Bauchspiess, INDIN 2016 (**not available**, Part G 13), read
-//! through the authors' ANCE paper (IJCNIS 2020, `/work/shared/papers/000_b5abac0796175a98.txt`
+//! through the authors' ANCE paper (IJCNIS 2020, `shared/papers/000_b5abac0796175a98.txt`
 //! sec. 2 and 3.1): a router signals *non*-congestion while its queue is below `Q_min`
 //! (3 kbytes in the paper's daisy chain), and ENCN senders grow their window on that signal.
 //!
