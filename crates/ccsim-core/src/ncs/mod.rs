@@ -448,11 +448,14 @@ fn find_model<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, f
     })
 }
 
+/// Per flow: the loop (index) and role it carries messages for, if any.
+pub type FlowRoles = Vec<Option<(u32, Role)>>;
+
 /// Build every loop of `cfg` and each flow's role in them; checks that the flows exist, carry
 /// the `ncs` application, join the same two hosts in opposite directions, and that every
 /// `ncs` flow belongs to exactly one loop.
-pub fn build_loops(cfg: &Config) -> Result<(Vec<ControlLoop>, Vec<Option<(u32, Role)>>), ConfigError> {
-    let mut roles: Vec<Option<(u32, Role)>> = vec![None; cfg.flows.len()];
+pub fn build_loops(cfg: &Config) -> Result<(Vec<ControlLoop>, FlowRoles), ConfigError> {
+    let mut roles: FlowRoles = vec![None; cfg.flows.len()];
     let mut loops = Vec::with_capacity(cfg.control.len());
     for (i, spec) in cfg.control.iter().enumerate() {
         let field = format!("control[{i}]");

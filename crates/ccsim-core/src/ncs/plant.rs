@@ -114,11 +114,11 @@ impl Plant {
         let e = expm(&m);
         let mut phi = Mat::zeros(n);
         let mut gamma = [0.0; MAX];
-        for i in 0..n {
+        for (i, g) in gamma.iter_mut().enumerate().take(n) {
             for j in 0..n {
                 phi.set(i, j, e.get(i, j));
             }
-            gamma[i] = e.get(i, n);
+            *g = e.get(i, n);
         }
         Zoh { phi, gamma }
     }
