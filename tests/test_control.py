@@ -217,3 +217,18 @@ def test_ccsim_list_shows_controllers_and_references() -> None:
     assert out.returncode == 0, out.stderr
     assert "Controllers (controller)" in out.stdout and "Reference signals (reference)" in out.stdout
     assert "ncs" in out.stdout
+
+
+def test_a_dumped_control_table_loads_back_to_the_same_configuration() -> None:
+    scenario = load(EXAMPLE)
+    dumped = scenario.model_dump(exclude_none=True)
+    assert dumped["control"][0]["sampling_period"] == "14ms"
+    assert dumped["control"][0]["reference"]["period"] == "2s"
+    assert ccsim.from_dict(dumped).to_config() == scenario.to_config()
+
+
+def test_overrides_reach_control_tables(write_toml) -> None:
+    path = write_toml(BASE + '[[control]]\nplant_host = "s1"\ncontroller_host = "r1"\ncontroller = "pid"\n')
+    config = load(path, ["control[0].sampling_period=10ms", "control[0].controller.kp=3"]).to_config()
+    assert config["control"][0]["period_ns"] == 10_000_000
+    assert config["control"][0]["controller"] == {"kind": "pid", "params": {"kp": 3.0}}
