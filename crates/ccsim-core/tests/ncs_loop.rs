@@ -161,3 +161,25 @@ fn control_loops_are_checked_and_errors_name_the_field() {
     cfg.control[0].period_ns = 0;
     assert_eq!(field(&cfg), "control[0].period_ns");
 }
+
+#[test]
+fn random_losses_are_counted_per_direction_and_cost_performance() {
+    let mut lossy = two_hosts(2 * MS, 10 * SEC, None, None);
+    lossy.links[0].ab.loss = 0.2;
+    lossy.links[0].ba.loss = 0.2;
+    let r = run(&lossy);
+    let c = &r.control[0];
+    let clean = &run(&two_hosts(2 * MS, 10 * SEC, None, None)).control[0];
+    println!("loss 20 % each way: ITAE {:.4} (lossless {:.4}), samples lost {}, controls lost {}", c.itae, clean.itae, c.samples_lost, c.controls_lost);
+    // The loop's counts are the flows' message counts (warm-up 0, so whole run = window).
+    assert_eq!(c.samples_lost, r.flows[0].messages_lost_network);
+    assert_eq!(c.controls_lost, r.flows[1].messages_lost_network);
+    assert_eq!(c.controls, r.flows[0].messages_received);
+    assert_eq!(c.controls_applied, r.flows[1].messages_received);
+    // About 20 % of each, with a loose binomial bound (n ~ 700, sd ~ 11).
+    let frac = c.samples_lost as f64 / c.samples as f64;
+    assert!((frac - 0.2).abs() < 0.06, "{frac}");
+    assert!(c.itae > clean.itae);
+    // An applied control is never older than the previous one: no stale actuation over FIFO links.
+    assert_eq!((c.samples_stale, c.controls_stale), (0, 0));
+}
