@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .builders import daisy_chain, dumbbell, explicit
 from .errors import ScenarioError
-from .scenario import Flow, Metrics, Scenario, Simulation, Trace, from_dict, load
+from .scenario import Control, Flow, Metrics, Plant, Scenario, Simulation, Trace, from_dict, load
 from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec
 
 if TYPE_CHECKING:
@@ -38,6 +38,8 @@ __all__ = [
     "Flow",
     "Metrics",
     "Trace",
+    "Control",
+    "Plant",
     "LinkSpec",
     "Dumbbell",
     "DaisyChain",

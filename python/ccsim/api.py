@@ -20,6 +20,14 @@ from .scenario import U64_MAX, Scenario, from_dict, load
 
 __all__ = ["run", "Result", "as_scenario"]
 
+# Columns of ``Result.control`` (ControlResult in ncs/mod.rs), so that a run without loops
+# still has a typed, empty table.
+CONTROL_COLUMNS = [
+    "id", "name", "h_s", "sensor_flow", "actuator_flow", "itae", "itae_sum", "iae", "ise", "iae_sum", "ise_sum",
+    "samples_scored", "samples", "samples_lost", "samples_stale", "controls", "controls_lost", "controls_stale",
+    "controls_applied", "actuation_delay_mean_s", "actuation_delay_max_s", "final_u", "final_y",
+]
+
 # Wall time a slice of simulated time should take: short enough for Ctrl-C and the bar to
 # respond, long enough that crossing into Rust costs nothing measurable.
 SLICE_WALL_S = 0.1
@@ -55,11 +63,22 @@ class Result:
         self.rtt_samples = pd.DataFrame(log) if log else None
         """Every RTT sample of every TCP sender over the whole run (``time_s``, ``flow``, ``rtt_s``)
         when ``trace.rtt`` is on."""
+        self.control = pd.DataFrame(self.raw.get("control") or [], columns=CONTROL_COLUMNS)
+        """One row per ``[[control]]`` loop: ``itae`` (∫ t|e| dt), ``itae_sum`` (Σ t_k |e_k|, the
+        scale of the ANCE paper's 8727 threshold), ``iae``, ``ise``, the per-sample ``iae_sum``
+        and ``ise_sum``, sample and control counts (lost, stale, applied) and the actuation
+        delay (sampling instant to actuation)."""
+        log = self.raw.get("control_traces")
+        self.control_traces = pd.DataFrame(log) if log else None
+        """Every loop at every sampling instant (``loop``, ``time_s``, ``reference``, ``output``,
+        ``control``, ``error``) when the scenario has ``[[control]]`` loops; ``control`` is the
+        value the actuator holds just after the instant."""
 
     @property
     def summary(self) -> dict[str, Any]:
         """Everything but the time series, JSON-able; identical for identical seeds."""
-        return {key: value for key, value in self.raw.items() if key not in ("traces", "queue_events", "messages", "rtt_samples")}
+        logs = ("traces", "queue_events", "messages", "rtt_samples", "control_traces")
+        return {key: value for key, value in self.raw.items() if key not in logs}
 
     @property
     def jain_index(self) -> float | None:
@@ -82,7 +101,7 @@ class Result:
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """Write tables (Parquet), ``summary.json`` and PNG plots into ``out_dir``."""
-        from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_goodput, plot_series  # matplotlib: only here
+        from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_control, plot_goodput, plot_series  # matplotlib: only here
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -94,6 +113,10 @@ class Result:
             tables.append(("messages", self.messages))
         if self.rtt_samples is not None:
             tables.append(("rtt_samples", self.rtt_samples))
+        if not self.control.empty:
+            tables.append(("control", self.control))
+        if self.control_traces is not None:
+            tables.append(("control_traces", self.control_traces))
         for name, frame in tables:
             path = out / f"{name}.parquet"
             frame.to_parquet(path, index=False)
@@ -116,7 +139,11 @@ class Result:
         def goodput_plot(path: Path) -> bool:
             return plot_goodput(self.flows, path)
 
-        plots = [("queue_length.png", queue_plot), ("cwnd.png", cwnd_plot), ("goodput.png", goodput_plot)]
+        def control_plot(path: Path) -> bool:
+            return self.control_traces is not None and plot_control(self.control_traces, list(self.control["name"]), path)
+
+        plots = [("queue_length.png", queue_plot), ("cwnd.png", cwnd_plot), ("goodput.png", goodput_plot),
+                 ("control.png", control_plot)]
         for filename, draw in plots:
             path = out / filename
             if draw(path):

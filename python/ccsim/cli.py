@@ -126,7 +126,9 @@ def _print_summary(console: Console, file: str, result: Any) -> None:
     ))
     console.print(_flows_table(raw["flows"]))
     console.print(_queues_table(raw, result.config))
-    line = f"Jain index {raw['jain_index']:.4f}"
+    if raw.get("control"):
+        console.print(_control_table(raw["control"]))
+    line = "Jain index " + ("n/a" if raw.get("jain_index") is None else f"{raw['jain_index']:.4f}")
     if raw.get("utilization") is not None:
         line += f"; bottleneck {raw['bottleneck']} utilization {raw['utilization'] * 100:.1f} %"
     console.print(Text(line))
@@ -149,6 +151,21 @@ def _flows_table(flows: list[dict[str, Any]]) -> Table:
             flow["retransmissions"], flow["timeouts"], _ms(flow["rtt_mean_s"]), _ms(flow["delay_mean_s"]),
         ]
         table.add_row(*map(_cell, row))
+    return table
+
+
+def _control_table(loops: list[dict[str, Any]]) -> Table:
+    table = Table(title="Control loops", title_justify="left",
+                  caption="ITAE = ∫ t|e| dt; ITAE sum = Σ t_k |e_k| over the samples", caption_justify="left")
+    for header in ("loop", "h ms", "ITAE", "ITAE sum", "IAE", "ISE", "samples", "lost s/c", "applied", "delay ms"):
+        table.add_column(header, justify="left" if header == "loop" else "right")
+    for loop in loops:
+        table.add_row(*map(_cell, (
+            loop["name"], f"{loop['h_s'] * 1e3:g}", f"{loop['itae']:.4g}", f"{loop['itae_sum']:.5g}",
+            f"{loop['iae']:.4g}", f"{loop['ise']:.4g}", loop["samples"],
+            f"{loop['samples_lost']}/{loop['controls_lost']}", loop["controls_applied"],
+            _ms(loop["actuation_delay_mean_s"]),
+        )))
     return table
 
 

@@ -36,6 +36,8 @@ __all__ = [
     "CcAlgo",
     "TransportAlgo",
     "AppAlgo",
+    "ControllerAlgo",
+    "ReferenceAlgo",
 ]
 
 
@@ -160,6 +162,8 @@ QueueAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("queue"))]
 CcAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("cc"))]
 TransportAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("transport"))]
 AppAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("app"))]
+ControllerAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("controller"))]
+ReferenceAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("reference"))]
 
 
 def algo(family: str, kind: str) -> AlgoSpec:

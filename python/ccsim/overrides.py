@@ -16,7 +16,7 @@ from .errors import ScenarioError
 __all__ = ["apply_overrides", "parse_key", "parse_value"]
 
 # Keys whose value may be a bare model name or a table with `kind` (fields.py).
-ALGORITHM_KEYS = frozenset({"queue", "cc", "transport", "app"})
+ALGORITHM_KEYS = frozenset({"queue", "cc", "transport", "app", "controller", "reference"})
 
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)$")
 _INDEX = re.compile(r"\[(\d+)\]")

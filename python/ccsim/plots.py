@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["plot_series", "plot_goodput", "series_columns"]
+__all__ = ["plot_series", "plot_goodput", "plot_control", "series_columns"]
 
 # Trace column names are set by the engine: `queue.<from>-><to>.len_pkts`, `flow.<id>.cwnd_bytes`.
 QUEUE_LENGTH_SUFFIX = ".len_pkts"
@@ -82,5 +82,33 @@ def plot_goodput(flows: pd.DataFrame, path: Path) -> bool:
     ax.set_ylabel("goodput (Mbit/s)")
     ax.set_title("Goodput per flow (measured window)")
     ax.grid(axis="y", alpha=0.3)
+    _save(fig, path)
+    return True
+
+
+def plot_control(traces: pd.DataFrame, names: list[str], path: Path) -> bool:
+    """Per control loop: reference and output over time (top), the actuator's control as a
+    staircase (bottom). False if there is nothing to draw."""
+    if traces.empty:
+        return False
+    loops = sorted(traces["loop"].unique())
+    fig = Figure(figsize=(9, 2.6 * len(loops) + 1.4), layout="constrained")
+    axes = fig.subplots(2 * len(loops), 1, sharex=True, squeeze=False,
+                        gridspec_kw={"height_ratios": [2, 1] * len(loops)})[:, 0]
+    for n, loop in enumerate(loops):
+        rows = traces[traces["loop"] == loop]
+        name = names[loop] if loop < len(names) else str(loop)
+        top, bottom = axes[2 * n], axes[2 * n + 1]
+        top.step(rows["time_s"], rows["reference"], where="post", color="grey", linestyle="--", linewidth=0.9,
+                 label="reference r")
+        top.plot(rows["time_s"], rows["output"], linewidth=0.9, label="output y")
+        top.set_ylabel("r, y")
+        top.set_title(f"Control loop {name}")
+        top.legend(loc="upper right", fontsize="small")
+        top.grid(alpha=0.3)
+        bottom.step(rows["time_s"], rows["control"], where="post", linewidth=0.8, color="tab:red")
+        bottom.set_ylabel("u")
+        bottom.grid(alpha=0.3)
+    axes[-1].set_xlabel("time (s)")
     _save(fig, path)
     return True

@@ -32,13 +32,15 @@ __all__ = [
     "KIND_UNITS",
 ]
 
-Family = Literal["queue", "cc", "transport", "app"]
-FAMILIES: Final[tuple[Family, ...]] = ("queue", "cc", "transport", "app")
+Family = Literal["queue", "cc", "transport", "app", "controller", "reference"]
+FAMILIES: Final[tuple[Family, ...]] = ("queue", "cc", "transport", "app", "controller", "reference")
 FAMILY_TITLES: Final[dict[str, str]] = {
     "queue": "queue discipline",
     "cc": "congestion control",
     "transport": "transport",
     "app": "application",
+    "controller": "controller",
+    "reference": "reference signal",
 }
 
 # How each parameter kind is written; shown by `ccsim list`.

@@ -7,6 +7,7 @@ the public interface of sweeps, docs and ``--set``; keep them stable.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -16,11 +17,22 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from . import units
 from .errors import NO_FILE, FieldError, ScenarioError
-from .fields import AppAlgo, CcAlgo, StartWindow, StrictModel, Time, TransportAlgo, algo
+from .fields import (
+    AppAlgo,
+    Bytes,
+    CcAlgo,
+    ControllerAlgo,
+    ReferenceAlgo,
+    StartWindow,
+    StrictModel,
+    Time,
+    TransportAlgo,
+    algo,
+)
 from .overrides import apply_overrides
 from .topology import Dumbbell, Network, Topology
 
-__all__ = ["Simulation", "Flow", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
+__all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
 
 U64_MAX = 2**64 - 1
 
@@ -73,6 +85,79 @@ class Flow(StrictModel):
         return self
 
 
+MOTOR_NUM = [36.3]
+MOTOR_DEN = [1.0, 36.17, 0.0]
+MAX_PLANT_ORDER = 7  # ncs/plant.rs MAX_ORDER
+
+
+class Plant(StrictModel):
+    """A plant's transfer function, coefficients in descending powers of s. Default: the DC
+    motor of the ANCE paper, G(s) = 36.3 / (s^2 + 36.17 s)."""
+
+    num: list[float] = Field(default_factory=lambda: list(MOTOR_NUM))
+    den: list[float] = Field(default_factory=lambda: list(MOTOR_DEN))
+
+    @model_validator(mode="after")
+    def _proper_and_finite(self) -> Plant:
+        for key in ("num", "den"):
+            for k, value in enumerate(getattr(self, key)):
+                if not math.isfinite(value):
+                    raise FieldError(f"{key}[{k}]", f"must be a finite number, got {value!r}")
+        den = list(self.den)
+        while den and den[0] == 0:
+            den.pop(0)
+        num = list(self.num)
+        while num and num[0] == 0:
+            num.pop(0)
+        if len(den) < 2:
+            raise FieldError("den", "the denominator must have degree >= 1 (e.g. [1, 36.17, 0])")
+        if len(den) - 1 > MAX_PLANT_ORDER:
+            raise FieldError("den", f"plant order {len(den) - 1} exceeds the supported {MAX_PLANT_ORDER}")
+        if len(num) > len(den):
+            raise FieldError("num", f"improper: numerator degree {len(num) - 1} > denominator degree {len(den) - 1}")
+        return self
+
+
+class Control(StrictModel):
+    """One ``[[control]]`` table: a networked control loop. The sensor on ``plant_host``
+    samples the plant every ``sampling_period`` and sends each sample to ``controller_host``;
+    the controller answers each sample it uses with a control for the actuator. Both message
+    streams are flows of their own (``transport``, ``message_size`` bytes of payload), named
+    ``NAME.sensor`` and ``NAME.actuator``, appended after the ``[[flows]]``. Without the two
+    hosts the loop is ideal (no network): the classical sampled-data loop."""
+
+    name: str | None = None
+    plant_host: str | None = None
+    controller_host: str | None = None
+    plant: Plant = Field(default_factory=Plant)
+    controller: ControllerAlgo = Field(default_factory=lambda: algo("controller", "pid"))
+    reference: ReferenceAlgo = Field(default_factory=lambda: algo("reference", "square"))
+    sampling_period: Time = 14_000_000
+    message_size: Bytes = 48
+    transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "udp"))
+    start: Time = 0
+    stop: Time | None = None
+    substeps: Annotated[int, Field(ge=1, le=1_000_000)] = 16
+    """Integration steps per sampling period for the integral scores (ITAE, IAE, ISE)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Control:
+        if (self.plant_host is None) != (self.controller_host is None):
+            missing = "controller_host" if self.controller_host is None else "plant_host"
+            raise FieldError(missing, "give both plant_host and controller_host, or neither (an ideal loop)")
+        if self.sampling_period <= 0:
+            raise FieldError("sampling_period", "must be longer than 0s")
+        if self.message_size <= 0:
+            raise FieldError("message_size", "must be at least 1B")
+        if self.stop is not None and self.stop <= self.start:
+            raise FieldError("stop", "must be after start")
+        return self
+
+    @property
+    def networked(self) -> bool:
+        return self.plant_host is not None
+
+
 class Metrics(StrictModel):
     """``[metrics]``: which flows Jain's index covers (all when absent)."""
 
@@ -110,6 +195,7 @@ class Scenario(StrictModel):
     flows: list[Flow] = Field(default_factory=list)
     metrics: Metrics = Field(default_factory=Metrics)
     trace: Trace | None = None
+    control: list[Control] = Field(default_factory=list)
 
     _network: Network = PrivateAttr()
 
@@ -120,6 +206,7 @@ class Scenario(StrictModel):
         except FieldError as exc:
             raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
         _check_flows(self, self._network)
+        _check_control(self, self._network)
         _check_queue_names(self, self._network)
         return self
 
@@ -190,6 +277,34 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
             raise FieldError(f"metrics.jain_flows[{k}]", f"no flow {index}; flows are numbered 0..{total - 1}")
 
 
+def _check_control(scenario: Scenario, net: Network) -> None:
+    duration = scenario.simulation.duration
+    hosts = net.hosts()
+    names = {flow.name for flow in scenario.flows if flow.name is not None}
+    for i, loop in enumerate(scenario.control):
+        where = f"control[{i}]"
+        if loop.name is not None:
+            if loop.name in names:
+                raise FieldError(f"{where}.name", f"{loop.name!r} is already the name of a flow or control loop")
+            names.add(loop.name)
+        if loop.networked:
+            for key in ("plant_host", "controller_host"):
+                name = getattr(loop, key)
+                if name not in net.nodes:
+                    raise FieldError(f"{where}.{key}", f"no node named {name!r}; hosts: {', '.join(hosts)}")
+                if net.nodes[name] != "host":
+                    raise FieldError(f"{where}.{key}", f"{name!r} is a router; the loop runs between hosts: {', '.join(hosts)}")
+            if loop.plant_host == loop.controller_host:
+                raise FieldError(f"{where}.controller_host", f"same host as plant_host ({loop.plant_host!r})")
+        if loop.start >= duration:
+            raise FieldError(f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})")
+
+
+def control_name(loop: Control, i: int) -> str:
+    """The label of loop ``i`` (and the prefix of its flows' names)."""
+    return loop.name if loop.name is not None else f"control{i}"
+
+
 def _check_queue_names(scenario: Scenario, net: Network) -> None:
     names = net.queue_names()
     allowed = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
@@ -225,6 +340,48 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
                 "group": flow.group,
             }
         )
+    user_flows = len(flows)
+    control = []
+    for i, loop in enumerate(scenario.control):
+        name = control_name(loop, i)
+        sensor = actuator = None
+        if loop.networked:
+            assert loop.plant_host is not None and loop.controller_host is not None
+            ends = {"sensor": (loop.plant_host, loop.controller_host), "actuator": (loop.controller_host, loop.plant_host)}
+            for role, (src, dst) in ends.items():
+                flows.append(
+                    {
+                        "name": f"{name}.{role}",
+                        "src": index[src],
+                        "dst": index[dst],
+                        "transport": loop.transport.to_config(),
+                        "cc": None,
+                        "app": {"kind": "ncs", "params": {"size": loop.message_size}},
+                        "start_ns": loop.start,
+                        "start_max_ns": None,
+                        "stop_ns": loop.stop,
+                        "group": name,
+                    }
+                )
+            sensor, actuator = len(flows) - 2, len(flows) - 1
+        control.append(
+            {
+                "name": name,
+                "plant_num": list(loop.plant.num),
+                "plant_den": list(loop.plant.den),
+                "controller": loop.controller.to_config(),
+                "reference": loop.reference.to_config(),
+                "period_ns": loop.sampling_period,
+                "sensor_flow": sensor,
+                "actuator_flow": actuator,
+                "start_ns": loop.start,
+                "substeps": loop.substeps,
+            }
+        )
+    jain_flows = scenario.metrics.jain_flows
+    if jain_flows is None and len(flows) > user_flows:
+        # Jain's index is about the [[flows]] traffic, not the control loops' messages.
+        jain_flows = list(range(user_flows))
     trace = scenario.trace
     return {
         "duration_ns": scenario.simulation.duration,
@@ -242,7 +399,8 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "rtt": trace.rtt if trace else False,
         },
         "bottleneck": scenario.bottleneck_queue(),
-        "jain_flows": scenario.metrics.jain_flows,
+        "jain_flows": jain_flows,
+        "control": control,
     }
 
 

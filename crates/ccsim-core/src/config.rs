@@ -39,6 +39,9 @@ pub struct Config {
     /// Flows (by index) over which Jain's index is computed; all flows when absent.
     #[serde(default)]
     pub jain_flows: Option<Vec<u32>>,
+    /// Networked control loops (plant, controller, actuator) whose messages use flows.
+    #[serde(default)]
+    pub control: Vec<ControlLoopSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -177,4 +180,85 @@ pub struct TraceSpec {
 
 fn yes() -> bool {
     true
+}
+
+/// A networked control loop (see [`crate::ncs`]): a plant sampled every `period_ns`, a
+/// controller, a reference, and the two flows (application `ncs`) that carry samples and
+/// controls. Defaults: the DC motor, PI controller and square-wave reference of paper
+/// `shared/papers/000_b5abac0796175a98.txt` sec. 4, h = 14 ms, no network (ideal loop).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlLoopSpec {
+    /// Label carried into the results (`control{i}` when absent).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Plant transfer function numerator, descending powers of s.
+    #[serde(default = "motor_num")]
+    pub plant_num: Vec<f64>,
+    /// Plant transfer function denominator, descending powers of s.
+    #[serde(default = "motor_den")]
+    pub plant_den: Vec<f64>,
+    /// Controller model (`pid`) and its parameters.
+    #[serde(default = "default_controller")]
+    pub controller: AlgoSpec,
+    /// Reference signal model (`square`, `step`, `constant`) and its parameters.
+    #[serde(default = "default_reference")]
+    pub reference: AlgoSpec,
+    /// Sampling period h (ns).
+    #[serde(default = "default_sampling_period")]
+    pub period_ns: u64,
+    /// Flow carrying samples, plant host -> controller host; with `actuator_flow` absent too,
+    /// the loop is ideal (no network).
+    #[serde(default)]
+    pub sensor_flow: Option<u32>,
+    /// Flow carrying controls, controller host -> plant host.
+    #[serde(default)]
+    pub actuator_flow: Option<u32>,
+    /// First sampling instant (ns).
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Integration steps per sampling period for the integral scores (ITAE, IAE, ISE).
+    #[serde(default = "default_substeps")]
+    pub substeps: u32,
+}
+
+impl Default for ControlLoopSpec {
+    fn default() -> Self {
+        ControlLoopSpec {
+            name: None,
+            plant_num: motor_num(),
+            plant_den: motor_den(),
+            controller: default_controller(),
+            reference: default_reference(),
+            period_ns: default_sampling_period(),
+            sensor_flow: None,
+            actuator_flow: None,
+            start_ns: 0,
+            substeps: default_substeps(),
+        }
+    }
+}
+
+fn motor_num() -> Vec<f64> {
+    crate::ncs::plant::MOTOR_NUM.to_vec()
+}
+
+fn motor_den() -> Vec<f64> {
+    crate::ncs::plant::MOTOR_DEN.to_vec()
+}
+
+fn default_controller() -> AlgoSpec {
+    AlgoSpec::named("pid")
+}
+
+fn default_reference() -> AlgoSpec {
+    AlgoSpec::named("square")
+}
+
+fn default_sampling_period() -> u64 {
+    14_000_000
+}
+
+fn default_substeps() -> u32 {
+    16
 }

@@ -8,7 +8,8 @@ use crate::app::APPS;
 use crate::config::{AlgoSpec, Config, DirSpec, NodeKind};
 use crate::endpoint::{Cx, Endpoint};
 use crate::error::ConfigError;
-use crate::messages::MessageLedger;
+use crate::messages::{MessageEvent, MessageLedger};
+use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, Packet};
@@ -89,6 +90,9 @@ pub struct Simulation {
     sampler: Option<Sampler>,
     bottleneck: Option<u32>,
     jain_flows: Vec<u32>,
+    /// Networked control loops, and per flow the loop and role it carries messages for.
+    control: Vec<ControlLoop>,
+    flow_control: Vec<Option<(u32, Role)>>,
 }
 
 fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: &str) -> Result<&'a M, ConfigError> {
@@ -263,6 +267,8 @@ impl Simulation {
             None => (0..flows.len() as u32).collect(),
         };
 
+        let (control, flow_control) = crate::ncs::build_loops(cfg)?;
+
         let n_links = links.len();
         let n_endpoints = endpoints.len();
         let mut sim = Simulation {
@@ -292,6 +298,8 @@ impl Simulation {
             sampler,
             bottleneck,
             jain_flows,
+            control,
+            flow_control,
         };
         for e in 0..n_endpoints {
             sim.arm_endpoint(e);
@@ -301,6 +309,11 @@ impl Simulation {
         }
         if sim.sampler.is_some() {
             sim.events.push(0, Event::Sample);
+        }
+        for (l, c) in sim.control.iter().enumerate() {
+            if c.next_sample_time() <= sim.duration {
+                sim.events.push(c.next_sample_time(), Event::Control(l as u32));
+            }
         }
         Ok(sim)
     }
@@ -443,6 +456,7 @@ impl Simulation {
                 TimerAction::None => {}
             },
             Event::Sample => self.sample(),
+            Event::Control(l) => self.control_sample(l as usize),
         }
     }
 
@@ -520,6 +534,9 @@ impl Simulation {
                 log.delay_s.push((!m.lost).then(|| secs(m.at - m.created)));
                 log.lost.push(m.lost);
             }
+            if let Some((l, role)) = self.flow_control[f] {
+                self.control_message(l as usize, role, *m);
+            }
             if !m.lost {
                 for k in 0..self.listeners[f].len() {
                     let listener = self.listeners[f][k] as usize;
@@ -533,6 +550,54 @@ impl Simulation {
         if self.ledgers[f].events.is_empty() {
             self.ledgers[f].events = events;
         }
+    }
+
+    /// The sensor of loop `l` samples: an ideal loop acts at once, a networked one sends the
+    /// sample on its sensor flow.
+    fn control_sample(&mut self, l: usize) {
+        let now = self.now;
+        let sample = self.control[l].take_sample(now);
+        match self.control[l].sensor_flow {
+            None => {
+                if let Some(c) = self.control[l].compute(sample) {
+                    self.control[l].apply(c, now);
+                }
+            }
+            Some(f) => {
+                if let Some(index) = self.write_control_message(f as usize) {
+                    self.control[l].sample_sent(index, sample);
+                }
+            }
+        }
+        let next = self.control[l].next_sample_time();
+        if next <= self.duration && next > now {
+            self.events.push(next, Event::Control(l as u32));
+        }
+    }
+
+    /// A message of a flow carrying loop `l`'s samples or controls was delivered or lost.
+    fn control_message(&mut self, l: usize, role: Role, m: MessageEvent) {
+        match role {
+            Role::Sensor => {
+                if let Some(c) = self.control[l].sample_message(m.index, m.lost) {
+                    if let Some(f) = self.control[l].actuator_flow {
+                        if let Some(index) = self.write_control_message(f as usize) {
+                            self.control[l].control_sent(index, c);
+                        }
+                    }
+                }
+            }
+            Role::Actuator => self.control[l].control_message(m.index, m.lost, self.now),
+        }
+    }
+
+    /// Let flow `f`'s `ncs` application write one message; its ledger index, if it wrote one
+    /// (not before the flow's start or after its stop). A sender never delivers within this
+    /// call (packets reach the far end through link events), so the index is recorded in time.
+    fn write_control_message(&mut self, f: usize) -> Option<u64> {
+        let before = self.ledgers[f].messages_written();
+        self.call_endpoint(2 * f, Call::Trigger);
+        (self.ledgers[f].messages_written() > before).then_some(before)
     }
 
     fn arm_endpoint(&mut self, e: usize) {
@@ -774,6 +839,16 @@ impl Simulation {
             })
             .collect();
 
+        let mut control = Vec::with_capacity(self.control.len());
+        let mut control_traces = (!self.control.is_empty()).then(ControlTraceLog::default);
+        for (i, c) in self.control.iter_mut().enumerate() {
+            c.advance_to(now);
+            control.push(c.result(i as u32));
+            if let Some(log) = control_traces.as_mut() {
+                c.append_trace(i as u32, log);
+            }
+        }
+
         let goodputs: Vec<f64> = self.jain_flows.iter().map(|&f| flows[f as usize].goodput_bps).collect();
         let mut traces = BTreeMap::new();
         if let Some(s) = &self.sampler {
@@ -805,6 +880,8 @@ impl Simulation {
             queue_events: self.event_log.clone(),
             messages: self.message_log.clone(),
             rtt_samples: self.rtt_sample_log(),
+            control,
+            control_traces,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod messages;
+pub mod ncs;
 pub mod net;
 pub mod packet;
 pub mod params;

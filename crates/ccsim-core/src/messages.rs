@@ -73,6 +73,11 @@ impl MessageLedger {
         }
     }
 
+    /// Messages written so far; the next message written gets this index.
+    pub fn messages_written(&self) -> u64 {
+        self.next_index + self.pending.len() as u64
+    }
+
     /// Messages written and neither delivered nor known lost.
     pub fn pending(&self) -> usize {
         self.pending.len()

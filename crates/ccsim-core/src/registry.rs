@@ -11,7 +11,7 @@ use crate::tcp::cc::CCS;
 /// One registered model.
 #[derive(Serialize)]
 pub struct ModelInfo {
-    /// `queue`, `cc`, `transport` or `app`.
+    /// `queue`, `cc`, `transport`, `app`, `controller` or `reference`.
     pub family: &'static str,
     /// Name used in scenarios.
     pub name: &'static str,
@@ -39,6 +39,12 @@ pub fn registry() -> Vec<ModelInfo> {
     out.push(ModelInfo { family: "transport", name: "udp", doc: "UDP datagrams, one per application write", params: crate::udp::PARAMS });
     for m in APPS {
         out.push(ModelInfo { family: "app", name: m.name, doc: m.doc, params: m.params });
+    }
+    for m in crate::ncs::controller::CONTROLLERS {
+        out.push(ModelInfo { family: "controller", name: m.name, doc: m.doc, params: m.params });
+    }
+    for m in crate::ncs::reference::REFERENCES {
+        out.push(ModelInfo { family: "reference", name: m.name, doc: m.doc, params: m.params });
     }
     out
 }

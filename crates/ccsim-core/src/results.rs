@@ -33,6 +33,11 @@ pub struct Results {
     pub messages: Option<MessageLog>,
     /// Every RTT sample of every TCP sender, when `trace.rtt` is on.
     pub rtt_samples: Option<RttSampleLog>,
+    /// One entry per control loop, in configuration order: scores and counters.
+    pub control: Vec<crate::ncs::ControlResult>,
+    /// Every control loop's reference, output, control and error at each sampling instant;
+    /// `None` without loops.
+    pub control_traces: Option<crate::ncs::ControlTraceLog>,
 }
 
 /// Application messages, one row per message delivered or found lost (and, at the end, one

@@ -49,6 +49,7 @@ fn two_hosts(rate: u64, delay: u64, loss: f64, size: i64, period: u64, stop: u64
         trace: TraceSpec::default(),
         bottleneck: None,
         jain_flows: None,
+        control: Vec::new(),
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod bulk;
 pub mod cbr;
+pub mod ncs;
 pub mod periodic;
 pub mod reply;
 pub mod transfer;
@@ -52,7 +53,7 @@ pub struct AppModel {
 }
 
 /// Every application ccsim knows.
-pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL];
+pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL, ncs::MODEL];
 
 #[cfg(test)]
 pub(crate) mod testing {

@@ -32,6 +32,8 @@ pub enum Event {
     },
     /// Time to record one row of the sampled time series.
     Sample,
+    /// The sensor of a control loop (by index) samples its plant.
+    Control(u32),
 }
 
 /// A pending event; `key` is `time << 64 | seq`, so one integer comparison orders entries

@@ -54,6 +54,7 @@ pub fn dumbbell(
         trace: TraceSpec::default(),
         bottleneck: Some("A->B".into()),
         jain_flows: None,
+        control: Vec::new(),
     }
 }
 
