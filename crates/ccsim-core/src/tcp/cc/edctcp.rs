@@ -69,7 +69,7 @@ pub static PARAMS: &[ParamSpec] = &[
 /// Registration.
 pub const MODEL: CcModel = CcModel {
     name: "edctcp",
-    doc: "E-DCTCP (Huang & Hu 2015): DCTCP whose dropped segments routers return to the sender, retransmitted after a binary exponential backoff; needs ECN (implied)",
+    doc: "E-DCTCP (Huang & Hu 2015): DCTCP whose dropped segments routers return to the sender, retransmitted after a binary exponential backoff; needs ECN (implied); receiver sends RFC 8257 §3.2 ACKs",
     params: PARAMS,
     build: |p| Box::new(EDctcp::from_params(p)),
 };

@@ -14,6 +14,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod edctcp;
 pub mod hystart;
+pub mod jersey;
 pub mod newreno;
 pub mod vegas;
 pub mod veno;
@@ -165,6 +166,7 @@ pub static CCS: &[CcModel] =
     ca_artt::MODEL,
     dctcp::MODEL,
     edctcp::MODEL,
+    jersey::MODEL,
 ];
 
 /// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
@@ -187,5 +189,22 @@ pub fn reno_increase(st: &mut CcState, acked: u64, bytes_acked: &mut u64) {
     if *bytes_acked >= st.cwnd {
         *bytes_acked -= st.cwnd;
         st.cwnd += mss;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listing_states_what_each_algorithm_needs_from_the_connection() {
+        // `ccsim list` prints the docs; what `needs()` returns must be said there.
+        for m in CCS {
+            let p = Params::resolve(m.name, m.params, &Default::default()).unwrap();
+            let needs = (m.build)(&p).needs();
+            assert_eq!(needs.ecn, m.doc.contains("needs ECN (implied)"), "{}", m.name);
+            assert_eq!(needs.ecn_feedback == EcnFeedback::Dctcp, m.doc.contains("RFC 8257 §3.2 ACKs"), "{}", m.name);
+            assert_eq!(needs.loss_notice, m.doc.contains("routers return"), "{}", m.name);
+        }
     }
 }
