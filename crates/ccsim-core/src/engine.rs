@@ -12,8 +12,8 @@ use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
 use crate::net::route::{Routes, NO_ROUTE};
-use crate::packet::{Kind, Packet};
-use crate::params::Params;
+use crate::packet::{Kind, Packet, FLAG_LOST};
+use crate::params::{ParamValue, Params};
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
 use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
 use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
@@ -69,6 +69,8 @@ pub struct Simulation {
     node_names: Vec<String>,
     links: Vec<LinkDir>,
     routes: Routes,
+    /// Per node: a router (forwards packets; returns E-DCTCP loss notifications).
+    routers: Vec<bool>,
     flows: Vec<FlowInfo>,
     flow_stats: Vec<FlowStats>,
     /// Per flow: its application messages.
@@ -83,6 +85,8 @@ pub struct Simulation {
     /// emitted by an endpoint.
     queue_events: Vec<QueueEvent>,
     emitted: Vec<Packet>,
+    /// Scratch: loss notifications to send back after a queue reported drops.
+    notices: Vec<Packet>,
     /// Every drop and mark with its time, when the scenario asks for it.
     event_log: Option<QueueEventLog>,
     /// Every application message, when the scenario asks for it.
@@ -198,13 +202,27 @@ impl Simulation {
             let (sender, receiver): (Box<dyn Endpoint>, Box<dyn Endpoint>) = match f.transport.kind.as_str() {
                 "tcp" => {
                     let p = Params::resolve(&format!("{field}.transport"), crate::tcp::PARAMS, &f.transport.params)?;
-                    let tcp = TcpConfig::from_params(&p);
+                    let mut tcp = TcpConfig::from_params(&p);
                     let cc_spec = f.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
                     let cc_model = find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
                     let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
                     let cc = (cc_model.build)(&cc_params);
+                    // What the algorithm needs from the connection: an ECN-driven algorithm
+                    // turns ECN on (as Linux's TCP_CONG_NEEDS_ECN), unless refused explicitly.
+                    let needs = cc.needs();
+                    if needs.ecn {
+                        if f.transport.params.get("ecn") == Some(&ParamValue::Bool(false)) {
+                            return Err(ConfigError::new(
+                                format!("{field}.transport.ecn"),
+                                format!("congestion control '{}' needs ECN; remove 'ecn = false'", cc_model.name),
+                            ));
+                        }
+                        tcp.ecn = true;
+                    }
+                    tcp.ecn_feedback = needs.ecn_feedback;
+                    tcp.loss_notice = needs.loss_notice;
                     (
-                        Box::new(TcpSender::new(id, f.dst, tcp.clone(), cc, app)),
+                        Box::new(TcpSender::new(id, f.dst, tcp.clone(), cc, app).with_rng(rng)),
                         Box::new(TcpReceiver::new(id, f.src, tcp)),
                     )
                 }
@@ -281,6 +299,7 @@ impl Simulation {
             node_names,
             links,
             routes,
+            routers: forwards,
             flow_stats: (0..flows.len())
                 .map(|_| FlowStats { rtt_log: cfg.trace.rtt.then(Vec::new), ..FlowStats::new(cfg.warmup_ns) })
                 .collect(),
@@ -293,6 +312,7 @@ impl Simulation {
             queue_timers: vec![Timer::default(); n_links],
             queue_events: Vec::new(),
             emitted: Vec::new(),
+            notices: Vec::new(),
             event_log: cfg.trace.events.then(QueueEventLog::default),
             message_log: cfg.trace.messages.then(MessageLog::default),
             sampler,
@@ -674,6 +694,7 @@ impl Simulation {
     /// Charge the drops and marks queue `l` just reported to their flows (and log them).
     fn account_queue_events(&mut self, l: usize) {
         let measuring = self.now >= self.warmup;
+        let node = self.links[l].from;
         for e in self.queue_events.drain(..) {
             let fs = &mut self.flow_stats[e.flow as usize];
             if e.kind.is_drop() {
@@ -690,6 +711,32 @@ impl Simulation {
                 log.flow.push(e.flow);
                 log.event.push(e.kind.name());
             }
+            // E-DCTCP: a router returns the header of a dropped segment that asked for it.
+            if let (Some(n), true) = (e.notice, self.routers[node as usize]) {
+                self.notices.push(Packet {
+                    flow: e.flow,
+                    dst: self.flows[e.flow as usize].src,
+                    size: n.header,
+                    seq: n.seq,
+                    ts: n.ts,
+                    kind: Kind::TcpAck,
+                    flags: FLAG_LOST,
+                    ..Packet::default()
+                });
+            }
+        }
+        if !self.notices.is_empty() {
+            // Notices are ACK-kind packets and never carry a notice request themselves, so
+            // this recursion is one level deep.
+            let mut notices = std::mem::take(&mut self.notices);
+            for p in notices.drain(..) {
+                let next = self.routes.next_link(node, p.dst);
+                if next != NO_ROUTE {
+                    self.flow_stats[p.flow as usize].total_injected += 1;
+                    self.enqueue(next as usize, p);
+                }
+            }
+            self.notices = notices;
         }
     }
 

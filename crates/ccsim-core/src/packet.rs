@@ -50,6 +50,12 @@ pub const FLAG_NC: u8 = 1 << 2;
 /// ENCN echo on ACKs: set iff the data segment that triggered the ACK (the latest one
 /// received) carried [`FLAG_NC`] (`tcp/receiver.rs`).
 pub const FLAG_NC_ECHO: u8 = 1 << 3;
+/// E-DCTCP (ccsim's carriage, see `tcp/cc/edctcp.rs`) on data packets: "if you must drop me,
+/// send my header back to my sender". Every router honours it.
+pub const FLAG_LN: u8 = 1 << 4;
+/// E-DCTCP loss notification: a header-only packet (kind `TcpAck`) a router returned to the
+/// sender instead of forwarding the data segment `seq`, sent at `ts`, that it dropped.
+pub const FLAG_LOST: u8 = 1 << 5;
 
 /// Maximum SACK blocks carried by an ACK (RFC 2018 §3: three with timestamps).
 pub const MAX_SACK_BLOCKS: usize = 3;

@@ -28,6 +28,8 @@ pub struct FlowStats {
     pub ecn_marks: u64,
     /// Packets lost to link errors.
     pub link_losses: u64,
+    /// Explicit loss notifications (E-DCTCP returned headers) received by the sender.
+    pub loss_notices: u64,
     /// RTT samples: count, sum (ns), min, max.
     pub rtt_n: u64,
     /// Sum of RTT samples (ns).

@@ -21,7 +21,7 @@ pub mod pie;
 pub mod red;
 pub mod threshold;
 
-use crate::packet::{Ecn, Packet};
+use crate::packet::{Ecn, Kind, Packet, FLAG_LN};
 use crate::params::{ParamSpec, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
@@ -42,6 +42,20 @@ pub struct QueueEvent {
     pub flow: u32,
     /// What happened to it.
     pub kind: QueueEventKind,
+    /// A dropped data segment that asked for an explicit loss notification (E-DCTCP,
+    /// [`FLAG_LN`]): the engine returns its header to the sender.
+    pub notice: Option<DropNotice>,
+}
+
+/// What the engine needs to return a dropped segment's header to its sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DropNotice {
+    /// First payload byte of the dropped segment.
+    pub seq: u64,
+    /// Its send time (TSval), telling which copy was dropped.
+    pub ts: Time,
+    /// Its header bytes (size minus payload): the size of the returned packet.
+    pub header: u32,
 }
 
 /// What happened to a packet in a queue.
@@ -98,7 +112,9 @@ impl<'a> QdiscCtx<'a> {
                 QueueEventKind::EarlyDrop
             }
         };
-        self.events.push(QueueEvent { flow: pkt.flow, kind });
+        let notice = (pkt.kind == Kind::TcpData && pkt.flags & FLAG_LN != 0)
+            .then(|| DropNotice { seq: pkt.seq, ts: pkt.ts, header: pkt.size.saturating_sub(pkt.payload) });
+        self.events.push(QueueEvent { flow: pkt.flow, kind, notice });
     }
 
     /// Set CE on an ECN-capable packet (RFC 3168 §5). Returns false, changing nothing, when
@@ -110,7 +126,7 @@ impl<'a> QdiscCtx<'a> {
         if pkt.ecn != Ecn::Ce {
             pkt.ecn = Ecn::Ce;
             self.marks += 1;
-            self.events.push(QueueEvent { flow: pkt.flow, kind: QueueEventKind::Mark });
+            self.events.push(QueueEvent { flow: pkt.flow, kind: QueueEventKind::Mark, notice: None });
         }
         true
     }

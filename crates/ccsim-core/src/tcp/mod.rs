@@ -91,6 +91,23 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// Fast-retransmit threshold.
     pub dupthresh: u32,
+    /// How the receiver echoes CE marks; set from the congestion control
+    /// ([`cc::CongestionControl::needs`]), not a socket option.
+    pub ecn_feedback: EcnFeedback,
+    /// Data asks routers for an explicit loss notification (E-DCTCP); set from the
+    /// congestion control, not a socket option.
+    pub loss_notice: bool,
+}
+
+/// How a receiver reports CE marks on its ACKs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnFeedback {
+    /// RFC 3168 §6.1.3: ECE on every ACK from a CE-marked segment until a segment with CWR.
+    #[default]
+    Classic,
+    /// RFC 8257 §3.2 (DCTCP): ECE reflects exactly the CE marks of the segments an ACK
+    /// covers; a change of CE state sends an immediate ACK for the data before the change.
+    Dctcp,
 }
 
 impl TcpConfig {
@@ -120,6 +137,8 @@ impl TcpConfig {
             lost_retransmit: p.bool("lost_retransmit"),
             ecn: p.bool("ecn"),
             dupthresh: p.uint("dupthresh") as u32,
+            ecn_feedback: EcnFeedback::Classic,
+            loss_notice: false,
         }
     }
 

@@ -7,12 +7,19 @@
 //!   first (§4), then the others from the highest down.
 //! - RFC 7323 §4.3: the echoed timestamp is that of the earliest segment the ACK covers, so a
 //!   delayed ACK's RTT sample includes the delay; out-of-order segments do not update it.
-//! - RFC 3168 §6.1.3: after a CE-marked segment, set ECE on every ACK until a segment with
-//!   CWR arrives.
+//! - RFC 3168 §6.1.3 ([`EcnFeedback::Classic`]): after a CE-marked segment, set ECE on every
+//!   ACK until a segment with CWR arrives.
+//! - RFC 8257 §3.2 ([`EcnFeedback::Dctcp`], chosen by DCTCP-family congestion controls): one
+//!   bit of state, the CE mark of the latest segment; ECE on an ACK is that state, so it
+//!   reflects exactly the marks of the segments acknowledged. When an arriving segment's mark
+//!   differs from the state and delayed-ACK data is pending, an ACK for the data received so
+//!   far goes out at once with the old state (Alizadeh et al. 2010 fig. 10, Linux
+//!   `dctcp_ece_ack_update`); then the state flips and the segment is handled as usual. CWR
+//!   is ignored.
 //! - ENCN (ccsim's carriage, see `qdisc/encn.rs`): FLAG_NC_ECHO on an ACK iff the latest data
 //!   segment received (the one that triggered the ACK) carried FLAG_NC.
 
-use super::TcpConfig;
+use super::{EcnFeedback, TcpConfig};
 use crate::endpoint::{Cx, Endpoint};
 use crate::packet::{Ecn, Kind, Packet, SackBlock, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, MAX_SACK_BLOCKS};
 use crate::sim::time::Time;
@@ -34,6 +41,7 @@ pub struct TcpReceiver {
     delack_deadline: Option<Time>,
     /// RFC 7323 TS.Recent.
     ts_recent: Time,
+    /// Classic: echo congestion until CWR. DCTCP: the CE state (`DCTCP.CE`, RFC 8257 §3.2).
     ece: bool,
     /// The latest data segment carried FLAG_NC (ENCN).
     nc: bool,
@@ -112,11 +120,24 @@ impl Endpoint for TcpReceiver {
         if pkt.kind != Kind::TcpData {
             return;
         }
-        if pkt.flags & FLAG_CWR != 0 {
-            self.ece = false;
-        }
-        if pkt.ecn == Ecn::Ce {
-            self.ece = true;
+        let ce = pkt.ecn == Ecn::Ce;
+        match self.cfg.ecn_feedback {
+            EcnFeedback::Classic => {
+                if pkt.flags & FLAG_CWR != 0 {
+                    self.ece = false;
+                }
+                if ce {
+                    self.ece = true;
+                }
+            }
+            EcnFeedback::Dctcp => {
+                if ce != self.ece {
+                    if self.unacked_segments > 0 {
+                        self.send_ack(cx);
+                    }
+                    self.ece = ce;
+                }
+            }
         }
         self.nc = pkt.flags & FLAG_NC != 0;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
@@ -270,5 +291,84 @@ mod tests {
         feed(&mut r, p, 8 + 200 * MS, &mut st);
         let a = feed(&mut r, nc(8), 9 + 200 * MS, &mut st);
         assert_eq!(a[0].flags & (FLAG_NC_ECHO | FLAG_ECE), FLAG_NC_ECHO | FLAG_ECE);
+    }
+
+    fn dctcp_receiver(delack_count: i64) -> TcpReceiver {
+        let mut r = receiver(delack_count);
+        r.cfg.ecn_feedback = EcnFeedback::Dctcp;
+        r
+    }
+
+    fn ce(seg: u64) -> Packet {
+        Packet { ecn: Ecn::Ce, ..data(seg, 1) }
+    }
+
+    #[test]
+    fn dctcp_acks_immediately_when_the_ce_state_changes() {
+        // RFC 8257 §3.2 with delayed ACKs every 2 segments. Marks: 0 no, 1 yes, 2 yes, 3 yes,
+        // 4 no, 5 no, 6 yes, 7 yes.
+        let mut r = dctcp_receiver(2);
+        let mut st = FlowStats::default();
+        let ece = |a: &Packet| a.flags & FLAG_ECE != 0;
+        assert!(feed(&mut r, data(0, 1), 1, &mut st).is_empty());
+        // 1 is CE, 0 is pending: ACK 0 alone at once, unmarked; 1 waits.
+        let a = feed(&mut r, ce(1), 2, &mut st);
+        assert_eq!(a.len(), 1);
+        assert_eq!((a[0].ack, ece(&a[0])), (1000, false));
+        // 2 (CE) completes the pair 1-2: a normal delayed ACK, marked.
+        let a = feed(&mut r, ce(2), 3, &mut st);
+        assert_eq!((a.len(), a[0].ack, ece(&a[0])), (1, 3000, true));
+        assert!(feed(&mut r, ce(3), 4, &mut st).is_empty());
+        // 4 unmarked while 3 (CE) is pending: ACK 3 marked at once; 4 waits.
+        let a = feed(&mut r, data(4, 1), 5, &mut st);
+        assert_eq!((a.len(), a[0].ack, ece(&a[0])), (1, 4000, true));
+        let a = feed(&mut r, data(5, 1), 6, &mut st);
+        assert_eq!((a.len(), a[0].ack, ece(&a[0])), (1, 6000, false));
+        // 6 (CE) with nothing pending: no extra ACK, the state just flips.
+        assert!(feed(&mut r, ce(6), 7, &mut st).is_empty());
+        let a = feed(&mut r, ce(7), 8, &mut st);
+        assert_eq!((a.len(), a[0].ack, ece(&a[0])), (1, 8000, true));
+        // CWR does not clear the state (only classic ECN uses it): 8 is CE with CWR.
+        let p = Packet { flags: FLAG_CWR, ..ce(8) };
+        assert!(feed(&mut r, p, 9, &mut st).is_empty());
+        let mut out = vec![];
+        r.on_wakeup(&mut Cx { now: 9 + 200 * MS, out: &mut out, stats: &mut st, messages: &mut MessageLedger::default() });
+        assert_eq!((out[0].ack, ece(&out[0])), (9000, true));
+    }
+
+    #[test]
+    fn dctcp_ece_covers_exactly_the_marked_segments() {
+        // Any mark pattern, delayed ACKs every 3: the segments an ACK newly covers all have
+        // the mark its ECE says, and every segment is covered.
+        let mut r = dctcp_receiver(3);
+        let mut st = FlowStats::default();
+        // Irregular marks, a run of marks, then none from 40 on.
+        let marked = |k: u64| k < 40 && ((k * 7 + k / 5).is_multiple_of(3) || (20..27).contains(&k));
+        let mut acked = 0;
+        for k in 0..60u64 {
+            let p = if marked(k) { ce(k) } else { data(k, 1) };
+            for a in feed(&mut r, p, k + 1, &mut st) {
+                assert!(a.ack > acked, "cumulative ACK moves forward");
+                let ece = a.flags & FLAG_ECE != 0;
+                for seg in acked / 1000..a.ack / 1000 {
+                    assert_eq!(marked(seg), ece, "segment {seg} in ACK {}", a.ack);
+                }
+                acked = a.ack;
+            }
+        }
+        assert!(acked >= 57_000, "at most delack_count - 1 segments pending: {acked}");
+        // The classic receiver, by contrast, keeps echoing after the marks stop (no CWR).
+        let mut c = receiver(3);
+        let mut echoed_unmarked = false;
+        let mut prev = 0;
+        for k in 0..60u64 {
+            let p = if marked(k) { ce(k) } else { data(k, 1) };
+            for a in feed(&mut c, p, k + 1, &mut st) {
+                let all_clean = (prev / 1000..a.ack / 1000).all(|s| !marked(s));
+                echoed_unmarked |= all_clean && a.flags & FLAG_ECE != 0;
+                prev = a.ack;
+            }
+        }
+        assert!(echoed_unmarked);
     }
 }

@@ -16,6 +16,11 @@
 //! - RFC 6298: RTO management (§5.1-5.7), via [`RttEstimator`].
 //! - RFC 3168 §6.1.2: ECN-Echo reaction at most once per window, CWR on the next new segment;
 //!   retransmissions are sent Not-ECT (§6.1.5).
+//! - E-DCTCP explicit loss notifications (`cc/edctcp.rs`), for algorithms that ask for them:
+//!   data carries `FLAG_LN`; a notice for a segment marks it lost at once, starts a recovery
+//!   episode (once per window, as a fast retransmit would) and makes it eligible for
+//!   retransmission (within the window, as RFC 6675's `NextSeg`) once the backoff the
+//!   algorithm draws has passed.
 //!
 //! One accounting serves both recovery styles, as in Linux: every outstanding segment is in
 //! the scoreboard with `sacked`, `lost` and `retrans` flags, and
@@ -31,8 +36,9 @@ use super::TcpConfig;
 use crate::app::{Application, Socket};
 use crate::endpoint::{Cx, Endpoint};
 use crate::messages::MessageLedger;
-use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE};
+use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST};
 use crate::results::FlowResult;
+use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::Time;
 
 /// One outstanding segment.
@@ -50,6 +56,11 @@ struct Segment {
     xmit_time: Time,
     /// Sent more than once: a SACK for it does not tell which copy arrived.
     ever_retx: bool,
+    /// Explicit loss notifications received for it (E-DCTCP).
+    bounces: u8,
+    /// Returned by a loss notification: not to be retransmitted before this time (E-DCTCP
+    /// backoff); 0 if not held.
+    hold_until: Time,
 }
 
 impl Segment {
@@ -98,6 +109,9 @@ pub struct TcpSender {
     lost_frontier: u64,
     /// Lost segments below this have all been retransmitted (search start for `NextSeg`).
     retx_hint: u64,
+    /// End of the highest segment marked lost by a loss notification: `NextSeg` searches
+    /// up to here as well as up to `lost_frontier`.
+    notice_frontier: u64,
     /// Latest send time among segments known delivered, RACK's `xmit_ts`: from segments sent
     /// once that were SACKed or acknowledged, and from echoed timestamps (the copy that
     /// arrived is then known).
@@ -115,6 +129,10 @@ pub struct TcpSender {
     /// When the window was last reduced (recovery entry, ECE, timeout).
     reduced_at: Time,
     cwr_pending: bool,
+    /// Earliest end of a retransmission hold (E-DCTCP backoff), if any is pending.
+    hold_expiry: Option<Time>,
+    /// The flow's random stream (E-DCTCP backoff draws).
+    rng: Rng,
 }
 
 struct SockView<'a> {
@@ -180,6 +198,7 @@ impl TcpSender {
             high_sacked: 0,
             lost_frontier: 0,
             retx_hint: 0,
+            notice_frontier: 0,
             delivered_xmit_time: 0,
             recovery: Recovery::Open,
             recover: 0,
@@ -189,7 +208,15 @@ impl TcpSender {
             ecn_recover: 0,
             reduced_at: 0,
             cwr_pending: false,
+            hold_expiry: None,
+            rng: Rng::stream(0, Stream::Flow(flow)),
         }
+    }
+
+    /// Use `rng` (the flow's own stream) for the sender's random draws.
+    pub fn with_rng(mut self, rng: Rng) -> Self {
+        self.rng = rng;
+        self
     }
 
     /// The congestion state (window, thresholds, RTT), for tests and traces.
@@ -389,6 +416,9 @@ impl TcpSender {
             flags |= FLAG_CWR;
             self.cwr_pending = false;
         }
+        if self.cfg.loss_notice {
+            flags |= FLAG_LN;
+        }
         cx.out.push(Packet {
             flow: self.flow,
             dst: self.dst,
@@ -427,14 +457,17 @@ impl TcpSender {
     }
 
     /// RFC 6675 `NextSeg` rule 1: the first lost, un-SACKed segment not yet retransmitted.
-    fn next_lost(&mut self) -> Option<usize> {
+    /// Segments held by a backoff are skipped; the hint may pass them, and
+    /// [`TcpSender::release_holds`] moves it back when their hold ends.
+    fn next_lost(&mut self, now: Time) -> Option<usize> {
         let mut i = self.scoreboard.partition_point(|s| s.seq < self.retx_hint);
+        let frontier = self.lost_frontier.max(self.notice_frontier);
         while i < self.scoreboard.len() {
             let s = &self.scoreboard[i];
-            if s.seq >= self.lost_frontier && !s.lost {
+            if s.seq >= frontier && !s.lost {
                 break;
             }
-            if s.lost && !s.sacked && !s.retrans {
+            if s.lost && !s.sacked && !s.retrans && s.hold_until <= now {
                 return Some(i);
             }
             i += 1;
@@ -454,7 +487,7 @@ impl TcpSender {
         };
         loop {
             let window = self.st.cwnd + allowance;
-            if let Some(i) = self.next_lost() {
+            if let Some(i) = self.next_lost(cx.now) {
                 let len = self.scoreboard[i].len as u64;
                 if self.pipe() + len > window {
                     break;
@@ -479,6 +512,8 @@ impl TcpSender {
                 retrans: false,
                 xmit_time: cx.now,
                 ever_retx: false,
+                bounces: 0,
+                hold_until: 0,
             });
             self.snd_nxt += len;
             self.emit(seq, len as u32, false, cx);
@@ -595,6 +630,18 @@ impl TcpSender {
         if self.recovery == Recovery::Timeout || self.snd_una < self.recover {
             return;
         }
+        self.start_fast_recovery(cx);
+        self.retransmit(0, cx);
+        self.st.cwnd = if self.cfg.sack {
+            self.st.ssthresh // RFC 6675 §5 step 4.2
+        } else {
+            self.st.ssthresh + 3 * self.cfg.mss as u64 // RFC 5681 §3.2 step 3
+        };
+        self.sync_state(cx.now);
+    }
+
+    /// Enter fast recovery: new ssthresh, recovery point at SND.NXT.
+    fn start_fast_recovery(&mut self, cx: &mut Cx) {
         self.sync_state(cx.now);
         self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Loss);
         self.recovery = Recovery::Fast;
@@ -604,13 +651,69 @@ impl TcpSender {
         self.ecn_recover = self.snd_nxt;
         self.reduced_at = cx.now;
         cx.stats.count(cx.now, |s| &mut s.fast_recoveries);
-        self.retransmit(0, cx);
-        self.st.cwnd = if self.cfg.sack {
-            self.st.ssthresh // RFC 6675 §5 step 4.2
-        } else {
-            self.st.ssthresh + 3 * self.cfg.mss as u64 // RFC 5681 §3.2 step 3
-        };
+    }
+
+    /// E-DCTCP: a router returned segment `pkt.seq`, sent at `pkt.ts`, instead of forwarding
+    /// it. The loss is certain and immediate: mark it lost (its copy is out of the network),
+    /// hold its retransmission for the algorithm's backoff, and reduce the window as a fast
+    /// retransmit would, once per window (RFC 6582 §4's rule; a returned retransmission sent
+    /// after the last reduction reduces again, RFC 5681 §4.3).
+    fn on_loss_notice(&mut self, pkt: &Packet, cx: &mut Cx) {
+        cx.stats.count(cx.now, |s| &mut s.loss_notices);
+        let Some(i) = self.index_of(pkt.seq) else { return }; // acknowledged meanwhile
+        let seg = &mut self.scoreboard[i];
+        if seg.sacked || seg.xmit_time > pkt.ts {
+            return; // delivered, or the notice is about an older copy
+        }
+        let was_retrans = seg.retrans;
+        if was_retrans {
+            seg.retrans = false;
+            self.retrans_bytes -= seg.len as u64;
+        }
+        seg.bounces = seg.bounces.saturating_add(1);
+        let (bounces, xmit_time) = (seg.bounces, seg.xmit_time);
+        self.mark_lost(i);
         self.sync_state(cx.now);
+        let hold = self.cc.on_loss_notice(&self.st, bounces as u32, &mut self.rng);
+        self.retx_hint = self.retx_hint.min(pkt.seq);
+        self.notice_frontier = self.notice_frontier.max(self.scoreboard[i].end());
+        match self.recovery {
+            Recovery::Open if self.snd_una >= self.recover && self.snd_una < self.snd_nxt => {
+                self.start_fast_recovery(cx);
+                self.st.cwnd = self.st.ssthresh.max(self.cfg.mss as u64);
+            }
+            Recovery::Fast if was_retrans && xmit_time >= self.reduced_at => {
+                self.reduce_on_lost_retransmission(cx);
+            }
+            _ => {}
+        }
+        if hold > 0 {
+            let until = cx.now.saturating_add(hold);
+            self.scoreboard[i].hold_until = until;
+            self.hold_expiry = Some(self.hold_expiry.map_or(until, |t| t.min(until)));
+        }
+        // The notice is feedback as an ACK is (RFC 6298 §5.3): the path is alive and the loss
+        // is being repaired, so the timer restarts rather than firing during the backoff.
+        self.rto_deadline = Some(cx.now + self.rtt.rto());
+        self.sync_state(cx.now);
+        self.try_send(cx);
+    }
+
+    /// Returned segments whose backoff has passed become eligible for retransmission.
+    fn release_holds(&mut self, now: Time) {
+        self.hold_expiry = None;
+        for s in self.scoreboard.iter_mut() {
+            if s.hold_until == 0 {
+                continue;
+            }
+            if s.hold_until <= now {
+                s.hold_until = 0;
+                self.retx_hint = self.retx_hint.min(s.seq);
+            } else {
+                let until = s.hold_until;
+                self.hold_expiry = Some(self.hold_expiry.map_or(until, |t| t.min(until)));
+            }
+        }
     }
 
     fn exit_recovery(&mut self, now: Time) {
@@ -658,8 +761,10 @@ impl TcpSender {
         self.retrans_bytes = 0;
         for i in 0..self.scoreboard.len() {
             self.scoreboard[i].retrans = false;
+            self.scoreboard[i].hold_until = 0;
             self.mark_lost(i);
         }
+        self.hold_expiry = None;
         self.lost_frontier = self.snd_nxt;
         self.retx_hint = self.snd_una;
         self.sync_state(now);
@@ -690,7 +795,13 @@ impl TcpSender {
 impl Endpoint for TcpSender {
     fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
         if pkt.kind == Kind::TcpAck {
-            self.on_ack(pkt, cx);
+            if pkt.flags & FLAG_LOST != 0 {
+                if self.cfg.loss_notice {
+                    self.on_loss_notice(pkt, cx);
+                }
+            } else {
+                self.on_ack(pkt, cx);
+            }
         }
     }
 
@@ -702,14 +813,14 @@ impl Endpoint for TcpSender {
         if self.rto_deadline.is_some_and(|t| t <= now) {
             self.on_rto(cx);
         }
+        if self.hold_expiry.is_some_and(|t| t <= now) {
+            self.release_holds(now);
+        }
         self.try_send(cx);
     }
 
     fn next_wakeup(&self) -> Option<Time> {
-        match (self.app.next_wakeup(), self.rto_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.app.next_wakeup(), self.rto_deadline, self.hold_expiry].into_iter().flatten().min()
     }
 
     fn on_app_trigger(&mut self, cx: &mut Cx) {

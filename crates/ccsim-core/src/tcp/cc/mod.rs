@@ -11,13 +11,18 @@
 pub mod ca_artt;
 pub mod compound;
 pub mod cubic;
+pub mod dctcp;
+pub mod edctcp;
 pub mod hystart;
+pub mod jersey;
 pub mod newreno;
 pub mod vegas;
 pub mod veno;
 
 use crate::params::{ParamSpec, Params};
+use crate::sim::rng::Rng;
 use crate::sim::time::Time;
+pub use crate::tcp::EcnFeedback;
 
 /// Window and measurements shared by the sender and its congestion control.
 #[derive(Clone, Debug)]
@@ -80,6 +85,20 @@ pub enum Congestion {
     Timeout,
 }
 
+/// What an algorithm needs from its connection, fixed per algorithm (as Linux's
+/// `TCP_CONG_NEEDS_ECN` flag). The engine applies it when it builds the flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransportNeeds {
+    /// ECN is on whatever the socket option says (data ECT(0), ECE honoured); a flow that
+    /// sets `ecn = false` explicitly is rejected.
+    pub ecn: bool,
+    /// How the receiver echoes CE.
+    pub ecn_feedback: EcnFeedback,
+    /// Data segments ask routers to return them as explicit loss notifications instead of
+    /// dropping them silently (E-DCTCP; see `tcp/cc/edctcp.rs`).
+    pub loss_notice: bool,
+}
+
 /// A congestion-control algorithm.
 pub trait CongestionControl: Send {
     /// Registered name.
@@ -109,6 +128,19 @@ pub trait CongestionControl: Send {
 
     /// The retransmission timer expired; `st.cwnd` is already the loss window.
     fn on_timeout(&mut self, _st: &mut CcState) {}
+
+    /// What the algorithm needs from the connection (ECN, receiver feedback, loss notices).
+    fn needs(&self) -> TransportNeeds {
+        TransportNeeds::default()
+    }
+
+    /// A router returned a segment as an explicit loss notification (only algorithms that
+    /// ask for them get any): how long to hold its retransmission. `bounces` counts the
+    /// notifications for this segment so far, this one included; `rng` is the flow's stream.
+    /// The sender reduces the window as for a loss, once per window, itself.
+    fn on_loss_notice(&mut self, _st: &CcState, _bounces: u32, _rng: &mut Rng) -> Time {
+        0
+    }
 }
 
 /// A registered congestion control.
@@ -125,7 +157,17 @@ pub struct CcModel {
 
 /// Every congestion control ccsim knows; adding one is a file plus a line here.
 pub static CCS: &[CcModel] =
-    &[newreno::MODEL, cubic::MODEL, compound::MODEL, vegas::MODEL, veno::MODEL, ca_artt::MODEL];
+    &[
+    newreno::MODEL,
+    cubic::MODEL,
+    compound::MODEL,
+    vegas::MODEL,
+    veno::MODEL,
+    ca_artt::MODEL,
+    dctcp::MODEL,
+    edctcp::MODEL,
+    jersey::MODEL,
+];
 
 /// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
 /// bytes acknowledged up to `2 * SMSS` per ACK (RFC 3465 appropriate byte counting, L = 2,
@@ -147,5 +189,22 @@ pub fn reno_increase(st: &mut CcState, acked: u64, bytes_acked: &mut u64) {
     if *bytes_acked >= st.cwnd {
         *bytes_acked -= st.cwnd;
         st.cwnd += mss;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listing_states_what_each_algorithm_needs_from_the_connection() {
+        // `ccsim list` prints the docs; what `needs()` returns must be said there.
+        for m in CCS {
+            let p = Params::resolve(m.name, m.params, &Default::default()).unwrap();
+            let needs = (m.build)(&p).needs();
+            assert_eq!(needs.ecn, m.doc.contains("needs ECN (implied)"), "{}", m.name);
+            assert_eq!(needs.ecn_feedback == EcnFeedback::Dctcp, m.doc.contains("RFC 8257 §3.2 ACKs"), "{}", m.name);
+            assert_eq!(needs.loss_notice, m.doc.contains("routers return"), "{}", m.name);
+        }
     }
 }
