@@ -227,6 +227,9 @@ def _cmd_list(args: argparse.Namespace) -> int:
     console = _stdout_console()
     for family in registry.families():
         console.print(Text(f"{FAMILY_TITLES.get(family, family).capitalize()}s ({family})", style="bold underline"))
+        if family == "profile":
+            _print_profiles(console, registry.models(family))
+            continue
         for model in registry.models(family):
             if not model.params:
                 console.print(Text(f"  {model.name}: {model.doc} (no parameters)"))
@@ -242,6 +245,23 @@ def _cmd_list(args: argparse.Namespace) -> int:
             console.print(table)
         console.print()
     return EXIT_OK
+
+
+def _print_profiles(console: Any, profiles: list[Any]) -> None:
+    """The behaviour profiles of TCP flows, each value with its source."""
+    console.print(Text('  for TCP flows: transport = {kind = "tcp", profile = "NAME"}; given parameters win'))
+    for profile in profiles:
+        if not profile.settings:
+            console.print(Text(f"  {profile.name}: {profile.doc} (sets nothing)"))
+            continue
+        table = Table(title=Text(f"{profile.name}: {profile.doc}"), title_justify="left", expand=False)
+        for header in ("sets", "parameter", "value", "source"):
+            table.add_column(header, overflow="fold")
+        for setting in profile.settings:
+            target = "transport" if setting.target == "transport" else "cc (default)" if setting.param == "kind" else "cc"
+            table.add_row(*map(_cell, (target, setting.param, setting.value_text(), setting.source)))
+        console.print(table)
+    console.print()
 
 
 def _read_rtt_series(path: str, column: str | None, flow: int | None) -> tuple[Any, str]:

@@ -108,13 +108,17 @@ StartWindow = Annotated[
 
 
 class AlgoSpec(BaseModel):
-    """A registered model chosen by name, with its given parameters in canonical units."""
+    """A registered model chosen by name, with its given parameters in canonical units.
+
+    A TCP transport may name a behaviour ``profile`` (``profiles.py``); the profile's values
+    are applied when the scenario is compiled, under the parameters given here."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     family: str
     kind: str
     params: dict[str, Any] = {}
+    profile: str | None = None
 
     def to_config(self) -> dict[str, Any]:
         """The ``AlgoSpec`` of config.rs."""
@@ -123,9 +127,10 @@ class AlgoSpec(BaseModel):
     @model_serializer
     def _as_written(self) -> str | dict[str, Any]:
         # Dump the way a scenario writes it: a bare name, or a table with units.
-        if not self.params:
+        if not self.params and self.profile is None:
             return self.kind
-        return {"kind": self.kind, **get_registry().to_human(self.family, self.kind, self.params)}
+        profile = {} if self.profile is None else {"profile": self.profile}
+        return {"kind": self.kind, **profile, **get_registry().to_human(self.family, self.kind, self.params)}
 
 
 class _AlgoParser:
@@ -150,12 +155,23 @@ class _AlgoParser:
                 raise FieldError("kind", f"required field missing; registered: {names}")
             kind = given.pop("kind")
             registry.model(self.family, kind, "kind")
+            has_profile = self.family == "transport" and "profile" in given
+            profile = self._profile(kind, given.pop("profile")) if has_profile else None
             params = registry.validate_params(self.family, kind, given)
-            return AlgoSpec(family=self.family, kind=kind, params=params)
+            return AlgoSpec(family=self.family, kind=kind, params=params, profile=profile)
         names = ", ".join(registry.names(self.family))
         raise FieldError(
             "", f"expected a name or a table with kind = ..., got {value!r}; registered: {names}"
         )
+
+    @staticmethod
+    def _profile(kind: str, name: object) -> str:
+        """A behaviour profile named in a TCP transport table (``profile = "linux"``)."""
+        if kind != "tcp":
+            raise FieldError("profile", f"behaviour profiles apply to TCP flows; {kind} has none")
+        get_registry().profile(name, "profile")
+        assert isinstance(name, str)  # checked by the registry
+        return name
 
 
 QueueAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("queue"))]

@@ -1,5 +1,6 @@
 """The engine's catalogue of models (queue disciplines, congestion controls, transports,
-applications) and their parameter tables, as declared in the Rust code.
+applications) and their parameter tables, as declared in the Rust code; also the TCP behaviour
+profiles (family ``profile``, ``tcp/profile.rs``) with the values they set and their sources.
 
 Nothing here is written by hand: the tables come from ``_core.registry_json()``, so scenario
 validation and ``ccsim list`` follow the engine whenever a model or parameter is added.
@@ -22,6 +23,7 @@ __all__ = [
     "FAMILY_TITLES",
     "ParamError",
     "ParamInfo",
+    "ProfileSetting",
     "ModelInfo",
     "Registry",
     "get_registry",
@@ -41,6 +43,7 @@ FAMILY_TITLES: Final[dict[str, str]] = {
     "app": "application",
     "controller": "controller",
     "reference": "reference signal",
+    "profile": "behaviour profile",
 }
 
 # How each parameter kind is written; shown by `ccsim list`.
@@ -160,13 +163,31 @@ class ParamInfo:
 
 
 @dataclass(frozen=True)
+class ProfileSetting:
+    """One value a behaviour profile sets: a ``transport`` parameter, or for ``cc`` the default
+    congestion control (``param == "kind"``, ``kind == "name"``) or one of its parameters."""
+
+    target: str
+    param: str
+    kind: str
+    value: Any  # canonical encoding
+    source: str
+
+    def value_text(self) -> str:
+        """The value the way a scenario writes it."""
+        return str(self.value) if self.kind == "name" else format_param(self.kind, self.value)
+
+
+@dataclass(frozen=True)
 class ModelInfo:
-    """One registered model: its family, name, doc line and parameter table."""
+    """One registered model: its family, name, doc line and parameter table (for a behaviour
+    profile: no parameters, and the ``settings`` it applies)."""
 
     family: str
     name: str
     doc: str
     params: tuple[ParamInfo, ...]
+    settings: tuple[ProfileSetting, ...] = ()
 
     def param(self, name: str) -> ParamInfo | None:
         return next((p for p in self.params if p.name == name), None)
@@ -200,6 +221,12 @@ class Registry:
                         )
                         for p in entry.get("params", [])
                     ),
+                    settings=tuple(
+                        ProfileSetting(
+                            target=s["target"], param=s["param"], kind=s["kind"], value=s["value"], source=s["source"]
+                        )
+                        for s in entry.get("settings", [])
+                    ),
                 )
                 for entry in entries
             ]
@@ -224,6 +251,10 @@ class Registry:
         if model is None:
             raise ParamError(path, f"unknown {title} {name!r}; registered: {registered}")
         return model
+
+    def profile(self, name: object, path: str = "") -> ModelInfo:
+        """The behaviour profile called ``name``, or a ParamError listing the registered ones."""
+        return self.model("profile", name, path)
 
     def validate_params(
         self, family: str, name: str, given: Mapping[str, object], path: str = ""

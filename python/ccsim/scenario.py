@@ -30,6 +30,7 @@ from .fields import (
     algo,
 )
 from .overrides import apply_overrides
+from .profiles import apply_profile
 from .topology import Dumbbell, Network, Topology
 
 __all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
@@ -326,13 +327,14 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
     for flow, src, dst, replica in scenario.expanded_flows():
         # Replicas of a named table are told apart as name.0, name.1, ...
         name = f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
+        transport, cc = apply_profile(flow.transport, flow.cc)
         flows.append(
             {
                 "name": name,
                 "src": index[src],
                 "dst": index[dst],
-                "transport": flow.transport.to_config(),
-                "cc": flow.cc.to_config() if flow.cc is not None else None,
+                "transport": transport,
+                "cc": cc,
                 "app": flow.app.to_config(),
                 "start_ns": flow.start[0],
                 "start_max_ns": flow.start[1],

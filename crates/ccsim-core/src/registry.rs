@@ -49,9 +49,13 @@ pub fn registry() -> Vec<ModelInfo> {
     out
 }
 
-/// The registry as JSON.
+/// The registry as JSON: one entry per model, then one per TCP behaviour profile (family
+/// `profile`, with its `settings`; see [`crate::tcp::profile`]).
 pub fn registry_json() -> String {
-    serde_json::to_string(&registry()).expect("the registry serializes")
+    let mut entries: Vec<serde_json::Value> =
+        registry().iter().map(|m| serde_json::to_value(m).expect("a model serializes")).collect();
+    entries.extend(crate::tcp::profile::PROFILES.iter().map(|p| p.registry_entry()));
+    serde_json::to_string(&entries).expect("the registry serializes")
 }
 
 #[cfg(test)]
@@ -69,5 +73,6 @@ mod tests {
         let json = registry_json();
         assert!(json.contains("\"name\":\"droptail\""));
         assert!(json.contains("{\"packets\":1000}"));
+        assert!(json.contains("\"family\":\"profile\",\"name\":\"linux\""), "{json}");
     }
 }

@@ -9,6 +9,7 @@
 //! everything immediately).
 
 pub mod cc;
+pub mod profile;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

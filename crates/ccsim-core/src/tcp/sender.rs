@@ -4,6 +4,11 @@
 //! - RFC 5681 §3.1-3.2: slow start, congestion avoidance, fast retransmit / fast recovery.
 //! - RFC 6582 §3.2: NewReno partial and full ACKs; §4: no new recovery before `recover` is
 //!   acknowledged. Used when SACK is off.
+//! - RFC 5681 §3.2 plain Reno, when SACK is off and the congestion control asks for it
+//!   ([`FastRecovery::Reno`]): the first ACK of new data ends fast recovery with
+//!   cwnd = ssthresh, without repairing further holes, and RFC 6582 §4's guard is not applied.
+//! - ENCN (`qdisc/encn.rs`): if the congestion control asks for it, every data segment
+//!   carries `FLAG_NC`; the echo reaches the congestion control as [`Ack::nc_echo`].
 //! - RFC 6675: SACK scoreboard, `IsLost`, `pipe`, `NextSeg` rules 1 and 2, recovery entry and
 //!   exit, §5.1 timeout handling. Rules 3 and 4 of `NextSeg` (sending not-yet-lost holes and
 //!   the rescue retransmission) are not implemented.
@@ -30,13 +35,13 @@
 
 use std::collections::VecDeque;
 
-use super::cc::{Ack, CcState, Congestion, CongestionControl};
+use super::cc::{Ack, CcState, Congestion, CongestionControl, FastRecovery};
 use super::rtt::RttEstimator;
 use super::TcpConfig;
 use crate::app::{Application, Socket};
 use crate::endpoint::{Cx, Endpoint};
 use crate::messages::MessageLedger;
-use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST};
+use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST, FLAG_NC, FLAG_NC_ECHO};
 use crate::results::FlowResult;
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::Time;
@@ -133,6 +138,10 @@ pub struct TcpSender {
     hold_expiry: Option<Time>,
     /// The flow's random stream (E-DCTCP backoff draws).
     rng: Rng,
+    /// The congestion control asked for plain Reno fast recovery (effective without SACK).
+    reno_recovery: bool,
+    /// The congestion control asked for `FLAG_NC` on every data segment (ENCN).
+    set_nc: bool,
 }
 
 struct SockView<'a> {
@@ -179,6 +188,8 @@ impl TcpSender {
             rwnd: cfg.rwnd,
             now: 0,
         };
+        let reno_recovery = cc.fast_recovery() == FastRecovery::Reno;
+        let set_nc = cc.marks_non_congestion();
         TcpSender {
             flow,
             dst,
@@ -210,6 +221,8 @@ impl TcpSender {
             cwr_pending: false,
             hold_expiry: None,
             rng: Rng::stream(0, Stream::Flow(flow)),
+            reno_recovery,
+            set_nc,
         }
     }
 
@@ -232,6 +245,11 @@ impl TcpSender {
     /// Oldest unacknowledged byte.
     pub fn snd_una(&self) -> u64 {
         self.snd_una
+    }
+
+    /// Plain Reno fast recovery: asked for by the congestion control, and SACK is off.
+    fn plain_reno(&self) -> bool {
+        self.reno_recovery && !self.cfg.sack
     }
 
     fn flight_size(&self) -> u64 {
@@ -410,7 +428,7 @@ impl TcpSender {
     // ----- transmission -----
 
     fn emit(&mut self, seq: u64, len: u32, retransmission: bool, cx: &mut Cx) {
-        let mut flags = 0;
+        let mut flags = if self.set_nc { FLAG_NC } else { 0 };
         let ecn = if self.cfg.ecn && !retransmission { Ecn::Ect0 } else { Ecn::NotEct };
         if self.cwr_pending && !retransmission {
             flags |= FLAG_CWR;
@@ -546,7 +564,17 @@ impl TcpSender {
         // of new data are sampled, as a duplicate ACK echoes an older segment's time.
         let acked = ack.saturating_sub(self.snd_una);
         let rtt = (acked > 0 && pkt.ts_echo <= now).then(|| now - pkt.ts_echo);
-        let info = Ack { acked, rtt, ece, size: pkt.size };
+        // Linux's `ca_rtt`: from the newest segment this ACK covers, which triggered it, so
+        // the receiver's delayed-ACK wait is left out; only for a segment sent once and not
+        // SACKed before (whose arrival this ACK then reports).
+        let newest = self.scoreboard.partition_point(|s| s.end() <= ack);
+        let rtt_last = newest
+            .checked_sub(1)
+            .map(|i| self.scoreboard[i])
+            .filter(|s| !s.ever_retx && !s.sacked && s.xmit_time <= now)
+            .map(|s| now - s.xmit_time);
+        let nc_echo = pkt.flags & FLAG_NC_ECHO != 0;
+        let info = Ack { acked, rtt, ece, size: pkt.size, nc_echo, rtt_last };
         self.sync_state(now);
         self.cc.on_ack_received(&self.st, &info);
 
@@ -567,6 +595,12 @@ impl TcpSender {
 
             let mut restart_rto = true;
             match self.recovery {
+                Recovery::Fast if self.plain_reno() => {
+                    // RFC 5681 §3.2 step 6: the first ACK of new data deflates the window and
+                    // ends recovery, whether or not it covers `recover`.
+                    self.st.cwnd = self.st.ssthresh;
+                    self.exit_recovery(now);
+                }
                 Recovery::Fast if ack >= self.recover => {
                     // Full ACK, RFC 6582 §3.2 step 3 option (1).
                     let flight = self.flight_size().max(self.cfg.mss as u64);
@@ -627,7 +661,9 @@ impl TcpSender {
         if !(self.dupacks >= self.cfg.dupthresh || head_lost) {
             return;
         }
-        if self.recovery == Recovery::Timeout || self.snd_una < self.recover {
+        // RFC 6582 §4 (NewReno, SACK): no new episode before `recover` is acknowledged.
+        // Plain Reno has no such guard: fresh dupACKs after a partial ACK start a new one.
+        if self.recovery == Recovery::Timeout || (self.snd_una < self.recover && !self.plain_reno()) {
             return;
         }
         self.start_fast_recovery(cx);
@@ -848,6 +884,7 @@ mod tests {
     use crate::sim::time::MS;
     use crate::stats::FlowStats;
     use crate::tcp::cc::newreno::NewReno;
+    use crate::tcp::cc::reno::Reno;
 
     struct Backlog;
     impl Application for Backlog {
@@ -865,13 +902,17 @@ mod tests {
 
     impl Harness {
         fn new(init_cwnd: u64, sack: bool) -> Self {
+            Self::with_cc(init_cwnd, sack, Box::new(NewReno::default()))
+        }
+
+        fn with_cc(init_cwnd: u64, sack: bool, cc: Box<dyn CongestionControl>) -> Self {
             let mut cfg = TcpConfig::default_config();
             cfg.mss = 1000;
             cfg.header = 40;
             cfg.init_cwnd = init_cwnd * 1000;
             cfg.sack = sack;
             cfg.rwnd = 1 << 30;
-            let mut s = TcpSender::new(0, 1, cfg, Box::new(NewReno::default()), Box::new(Backlog));
+            let mut s = TcpSender::new(0, 1, cfg, cc, Box::new(Backlog));
             s.app_end = UNLIMITED;
             Harness { s, stats: FlowStats::default(), now: 0 }
         }
@@ -1006,6 +1047,187 @@ mod tests {
         assert_eq!(h.cwnd_segs(), 10.0);
         assert_eq!(h.stats.retransmissions, 2);
         assert_eq!(h.stats.timeouts, 0);
+    }
+
+    /// Two losses in one window without SACK, up to the first partial ACK: cwnd 10, segments
+    /// 0..9 out, 0 and 4 lost. By hand: the dupACKs for 1 and 2 send 10 and 11 (limited
+    /// transmit); the third retransmits 0 with FlightSize 12: ssthresh 6, cwnd 6 + 3 = 9. The
+    /// dupACKs for 5..9 inflate cwnd to 14 and release 12 and 13 (pipe 12); those for 10 and
+    /// 11 bring it to 16 and release 14 and 15. The retransmitted 0 then arrives: ACK 4,
+    /// partial (recover = 12). Returns what that partial ACK makes the sender send.
+    fn two_losses_up_to_the_partial_ack(h: &mut Harness) -> Vec<u64> {
+        h.s.st.ssthresh = 1 << 40;
+        assert_eq!(h.send(), (0..10).collect::<Vec<_>>());
+        assert_eq!(h.ack(0, &[], 0), vec![10]);
+        assert_eq!(h.ack(0, &[], 0), vec![11]);
+        assert_eq!(h.ack(0, &[], 0), vec![0]);
+        assert_eq!((h.s.st.ssthresh, h.s.st.cwnd), (6000, 9000));
+        let mut sent = vec![];
+        for _ in 5..=11 {
+            sent.extend(h.ack(0, &[], 0));
+        }
+        assert_eq!(sent, vec![12, 13, 14, 15]);
+        assert_eq!(h.cwnd_segs(), 16.0);
+        h.ack(4, &[], 0)
+    }
+
+    #[test]
+    fn newreno_repairs_two_losses_in_one_window_in_a_single_episode() {
+        let mut h = Harness::new(10, false);
+        // Partial ACK: retransmit 4 at once, cwnd = 16 - 4 + 1 = 13 over pipe 12 (4..15):
+        // one new segment, 16. Still in recovery.
+        assert_eq!(two_losses_up_to_the_partial_ack(&mut h), vec![4, 16]);
+        assert_eq!(h.s.recovery, Recovery::Fast);
+        assert_eq!(h.cwnd_segs(), 13.0);
+        // 12..15 arrive: four dupACKs inflate to 17 and send 17..20.
+        let mut sent = vec![];
+        for _ in 12..=15 {
+            sent.extend(h.ack(4, &[], 0));
+        }
+        assert_eq!(sent, vec![17, 18, 19, 20]);
+        // The retransmitted 4 arrives: ACK 16 covers recover = 12, a full ACK:
+        // cwnd = min(ssthresh 6, FlightSize 5 (16..20) + 1) = 6.
+        h.ack(16, &[], 0);
+        assert_eq!(h.s.recovery, Recovery::Open);
+        assert_eq!(h.cwnd_segs(), 6.0);
+        assert_eq!((h.stats.fast_recoveries, h.stats.retransmissions, h.stats.timeouts), (1, 2, 0));
+    }
+
+    #[test]
+    fn reno_leaves_recovery_on_the_first_partial_ack_and_needs_a_second_fast_retransmit() {
+        let mut h = Harness::with_cc(10, false, Box::new(Reno::default()));
+        // RFC 5681 step 6: the partial ACK ends recovery with cwnd = ssthresh = 6 and does
+        // not retransmit 4; pipe 12 (4..15) > 6: nothing is sent.
+        assert_eq!(two_losses_up_to_the_partial_ack(&mut h), Vec::<u64>::new());
+        assert_eq!(h.s.recovery, Recovery::Open);
+        assert_eq!(h.cwnd_segs(), 6.0);
+        assert_eq!((h.stats.fast_recoveries, h.stats.retransmissions), (1, 1));
+        // 12..15 arrive: fresh dupACKs for 4. The first two allow no limited transmit
+        // (FlightSize 12 > cwnd 6 + 2); the third is a new fast retransmit: FlightSize 12,
+        // ssthresh 6, cwnd 9; the fourth inflates to 10 (pipe 12, nothing new).
+        let sent: Vec<Vec<u64>> = (12..=15).map(|_| h.ack(4, &[], 0)).collect();
+        assert_eq!(sent, vec![vec![], vec![], vec![4], vec![]]);
+        assert_eq!(h.s.recovery, Recovery::Fast);
+        assert_eq!((h.s.st.ssthresh, h.s.st.cwnd), (6000, 10_000));
+        // The retransmitted 4 arrives: ACK 16, recovery ends with cwnd = ssthresh.
+        h.ack(16, &[], 0);
+        assert_eq!(h.s.recovery, Recovery::Open);
+        assert_eq!(h.cwnd_segs(), 6.0);
+        assert_eq!((h.stats.fast_recoveries, h.stats.retransmissions, h.stats.timeouts), (2, 2, 0));
+    }
+
+    #[test]
+    fn reno_without_enough_fresh_dupacks_repairs_the_second_loss_by_timeout() {
+        let mut h = Harness::with_cc(10, false, Box::new(Reno::default()));
+        assert!(two_losses_up_to_the_partial_ack(&mut h).is_empty());
+        // Only 12 and 13 arrive (14 and 15 are lost as well): two dupACKs, no retransmission.
+        assert!(h.ack(4, &[], 0).is_empty());
+        assert!(h.ack(4, &[], 0).is_empty());
+        assert_eq!(h.stats.retransmissions, 1);
+        // The RTO (restarted by the partial ACK) resends 4 with cwnd = 1 segment.
+        assert_eq!(h.fire_rto(), vec![4]);
+        assert_eq!(h.cwnd_segs(), 1.0);
+        assert_eq!((h.stats.fast_recoveries, h.stats.timeouts), (1, 1));
+    }
+
+    #[test]
+    fn reno_with_sack_recovers_like_newreno_with_sack() {
+        // With SACK, RFC 6675 recovery applies whatever the congestion control asks.
+        let run = |cc: Box<dyn CongestionControl>| {
+            let mut h = Harness::with_cc(10, true, cc);
+            h.s.st.ssthresh = 1 << 40;
+            let mut sent = h.send();
+            for k in 2..=10 {
+                sent.extend(h.ack(0, &[(1, k)], 0));
+            }
+            sent.extend(h.ack(4, &[(5, 10)], 0));
+            (sent, h.s.st.cwnd, h.s.recovery, h.stats.retransmissions)
+        };
+        assert_eq!(run(Box::<Reno>::default()), run(Box::<NewReno>::default()));
+    }
+
+    /// Records every ACK it is shown; Reno's growth.
+    struct Spy(std::sync::Arc<std::sync::Mutex<Vec<Ack>>>, u64);
+    impl CongestionControl for Spy {
+        fn name(&self) -> &'static str {
+            "spy"
+        }
+        fn on_ack(&mut self, st: &mut CcState, ack: &Ack) {
+            crate::tcp::cc::reno_increase(st, ack.acked, &mut self.1);
+        }
+        fn on_ack_received(&mut self, _: &CcState, ack: &Ack) {
+            self.0.lock().unwrap().push(*ack);
+        }
+        fn marks_non_congestion(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn an_encn_sender_flags_every_data_segment_and_passes_the_echo_on() {
+        use crate::tcp::cc::encn::Encn;
+        let flags = |cc: Box<dyn CongestionControl>| {
+            let mut h = Harness::with_cc(4, false, cc);
+            let mut out = Vec::new();
+            let mut cx = Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() };
+            h.s.try_send(&mut cx);
+            assert_eq!(out.len(), 4);
+            out.iter().map(|p| p.flags & FLAG_NC != 0).collect::<Vec<_>>()
+        };
+        assert_eq!(flags(Box::<Encn>::default()), vec![true; 4]);
+        assert_eq!(flags(Box::<NewReno>::default()), vec![false; 4]);
+        // Retransmissions carry it too; FLAG_NC_ECHO on an ACK reaches the congestion control.
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut h = Harness::with_cc(4, false, Box::new(Spy(seen.clone(), 0)));
+        h.send();
+        for (ack, echo) in [(1, true), (2, false), (2, true), (2, true), (2, true)] {
+            let pkt = Packet {
+                kind: Kind::TcpAck,
+                ack: ack * 1000,
+                window: u32::MAX,
+                flags: if echo { FLAG_NC_ECHO } else { 0 },
+                ..Packet::default()
+            };
+            let mut out = Vec::new();
+            let mut cx = Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() };
+            h.s.on_packet(&pkt, &mut cx);
+            assert!(out.iter().all(|p| p.flags & FLAG_NC != 0));
+        }
+        assert_eq!(h.stats.retransmissions, 1, "the third dupACK retransmitted segment 2");
+        let echoes: Vec<bool> = seen.lock().unwrap().iter().map(|a| a.nc_echo).collect();
+        assert_eq!(echoes, vec![true, false, true, true, true]);
+    }
+
+    #[test]
+    fn the_congestion_control_gets_the_rtt_of_the_newest_segment_acknowledged() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut h = Harness::with_cc(2, true, Box::new(Spy(seen.clone(), 0)));
+        h.s.st.ssthresh = 1 << 40;
+        assert_eq!(h.send(), vec![0, 1]); // at 0 ms
+        h.now = 50 * MS;
+        assert_eq!(h.ack(1, &[], 0), vec![2, 3]); // at 50 ms
+        // A delayed ACK for 1 and 2 echoes the timestamp of 1 (sent at 0 ms) but was
+        // triggered by 2 (sent at 50 ms): 120 ms by timestamps, 70 ms for the newest.
+        h.now = 120 * MS;
+        assert_eq!(h.ack(3, &[], 0), vec![4, 5, 6, 7]);
+        // 3 is lost; the SACKs for 4..7 mark it lost and it is retransmitted at 130 ms. The
+        // ACK that covers the retransmission has no newest-segment sample (7 was SACKed
+        // before), only the timestamp one.
+        h.now = 130 * MS;
+        for k in 5..=8 {
+            h.ack(3, &[(4, k)], 120 * MS);
+        }
+        assert_eq!(h.stats.retransmissions, 1);
+        h.now = 150 * MS;
+        h.ack(8, &[], 130 * MS);
+        let acks = seen.lock().unwrap().clone();
+        let samples: Vec<_> = acks.iter().filter(|a| a.acked > 0).map(|a| (a.rtt, a.rtt_last)).collect();
+        assert_eq!(
+            samples,
+            vec![(Some(50 * MS), Some(50 * MS)), (Some(120 * MS), Some(70 * MS)), (Some(20 * MS), None)]
+        );
+        // Duplicate ACKs carry neither.
+        assert!(acks.iter().filter(|a| a.acked == 0).all(|a| a.rtt.is_none() && a.rtt_last.is_none()));
     }
 
     #[test]

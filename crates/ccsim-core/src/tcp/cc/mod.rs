@@ -8,14 +8,17 @@
 //! then applies RFC 5681's rules (cwnd = ssthresh after fast retransmit or ECE, one segment
 //! after an RTO).
 
+pub mod ance;
 pub mod ca_artt;
 pub mod compound;
 pub mod cubic;
 pub mod dctcp;
 pub mod edctcp;
+pub mod encn;
 pub mod hystart;
 pub mod jersey;
 pub mod newreno;
+pub mod reno;
 pub mod vegas;
 pub mod veno;
 
@@ -68,10 +71,29 @@ pub struct Ack {
     pub acked: u64,
     /// RTT sample carried by this ACK (timestamps), if any.
     pub rtt: Option<Time>,
+    /// RTT of the most recently sent segment this ACK newly acknowledges, if that segment
+    /// was sent once and not SACKed before (Linux's `ca_rtt_us`): unlike the timestamp
+    /// sample, which echoes the oldest segment acknowledged (RFC 7323), it leaves out the
+    /// time the receiver held a delayed ACK.
+    pub rtt_last: Option<Time>,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
     /// Size of the ACK packet on the wire (bytes).
     pub size: u32,
+    /// The ACK carried the ENCN non-congestion echo (`FLAG_NC_ECHO`, see `qdisc/encn.rs`).
+    pub nc_echo: bool,
+}
+
+/// How the sender leaves fast recovery when SACK is off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FastRecovery {
+    /// RFC 6582: partial ACKs retransmit the next hole and keep the sender in fast recovery
+    /// until everything outstanding at its start is acknowledged.
+    #[default]
+    NewReno,
+    /// RFC 5681 §3.2 step 6 alone: the first ACK of new data ends fast recovery with
+    /// cwnd = ssthresh; a second loss in the window needs new duplicate ACKs or the RTO.
+    Reno,
 }
 
 /// The cause of a window reduction.
@@ -141,6 +163,18 @@ pub trait CongestionControl: Send {
     fn on_loss_notice(&mut self, _st: &CcState, _bounces: u32, _rng: &mut Rng) -> Time {
         0
     }
+
+    /// The fast-recovery style the sender uses without SACK (read once, at construction).
+    /// With SACK the sender always follows RFC 6675, which has its own exit rule.
+    fn fast_recovery(&self) -> FastRecovery {
+        FastRecovery::NewReno
+    }
+
+    /// True if the sender must set the ENCN non-congestion flag `FLAG_NC` on every data
+    /// segment (read once, at construction).
+    fn marks_non_congestion(&self) -> bool {
+        false
+    }
 }
 
 /// A registered congestion control.
@@ -156,8 +190,7 @@ pub struct CcModel {
 }
 
 /// Every congestion control ccsim knows; adding one is a file plus a line here.
-pub static CCS: &[CcModel] =
-    &[
+pub static CCS: &[CcModel] = &[
     newreno::MODEL,
     cubic::MODEL,
     compound::MODEL,
@@ -167,6 +200,9 @@ pub static CCS: &[CcModel] =
     dctcp::MODEL,
     edctcp::MODEL,
     jersey::MODEL,
+    reno::MODEL,
+    ance::MODEL,
+    encn::MODEL,
 ];
 
 /// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
