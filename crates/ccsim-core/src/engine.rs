@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 use crate::messages::MessageLedger;
 use crate::net::link::LinkDir;
 use crate::net::route::{Routes, NO_ROUTE};
-use crate::packet::{Kind, Packet};
+use crate::packet::Packet;
 use crate::params::Params;
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
 use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
@@ -211,8 +211,21 @@ impl Simulation {
                     let p = Params::resolve(&format!("{field}.transport"), crate::udp::PARAMS, &f.transport.params)?;
                     (Box::new(UdpSender::new(id, f.dst, &p, app)), Box::new(UdpReceiver))
                 }
+                "dccp" => {
+                    if f.cc.is_some() {
+                        return Err(ConfigError::new(
+                            format!("{field}.cc"),
+                            "DCCP chooses its congestion control with transport.ccid (2 or 3)",
+                        ));
+                    }
+                    let p = Params::resolve(&format!("{field}.transport"), crate::dccp::PARAMS, &f.transport.params)?;
+                    crate::dccp::endpoints(id, f.src, f.dst, &p, app)
+                }
                 other => {
-                    return Err(ConfigError::new(format!("{field}.transport.kind"), format!("unknown '{other}'; registered: tcp, udp")))
+                    return Err(ConfigError::new(
+                        format!("{field}.transport.kind"),
+                        format!("unknown '{other}'; registered: tcp, udp, dccp"),
+                    ))
                 }
             };
             endpoints.push(sender);
@@ -451,7 +464,7 @@ impl Simulation {
         if pkt.dst == node {
             let f = pkt.flow as usize;
             self.flow_stats[f].total_arrived += 1;
-            let endpoint = if pkt.kind == Kind::TcpAck {
+            let endpoint = if pkt.kind.to_sender() {
                 2 * f
             } else {
                 self.flow_stats[f].received(self.now, self.now - pkt.ts);
@@ -575,6 +588,7 @@ impl Simulation {
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.links[l];
+        let mut lost_datagram = None;
         if let Some(pkt) = link.queue.dequeue(now, &mut self.queue_events) {
             let done = now + tx_time(pkt.size, link.rate_bps);
             link.busy_until = done;
@@ -590,6 +604,9 @@ impl Simulation {
                     link.losses += 1;
                     fs.link_losses += 1;
                 }
+                if pkt.kind.is_datagram() {
+                    lost_datagram = Some((pkt.flow as usize, pkt.seq));
+                }
             } else {
                 let arrive = done + link.delay;
                 if link.wire.is_empty() {
@@ -602,14 +619,31 @@ impl Simulation {
                 self.events.push(done, Event::TxDone(l as u32));
             }
         }
+        if let Some((f, seq)) = lost_datagram {
+            self.lose_datagram(f, seq);
+        }
         self.account_queue_events(l);
         self.arm_queue(l);
+    }
+
+    /// Datagram `seq` of flow `f` was lost in the network: its message is lost on the network
+    /// (a datagram is never retransmitted).
+    fn lose_datagram(&mut self, f: usize, seq: u64) {
+        self.ledgers[f].lose_datagram(self.now, seq);
+        if !self.ledgers[f].events.is_empty() {
+            debug_assert!(self.ledgers[f].events.iter().all(|m| m.lost), "a loss delivers nothing");
+            self.account_messages(f);
+        }
     }
 
     /// Charge the drops and marks queue `l` just reported to their flows (and log them).
     fn account_queue_events(&mut self, l: usize) {
         let measuring = self.now >= self.warmup;
-        for e in self.queue_events.drain(..) {
+        let mut events = std::mem::take(&mut self.queue_events);
+        for e in events.drain(..) {
+            if e.kind.is_drop() && e.packet.is_datagram() {
+                self.lose_datagram(e.flow as usize, e.seq);
+            }
             let fs = &mut self.flow_stats[e.flow as usize];
             if e.kind.is_drop() {
                 fs.total_lost += 1;
@@ -626,6 +660,7 @@ impl Simulation {
                 log.event.push(e.kind.name());
             }
         }
+        self.queue_events = events;
     }
 
     fn sample(&mut self) {

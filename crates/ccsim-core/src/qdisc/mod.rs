@@ -40,6 +40,10 @@ pub enum DropReason {
 pub struct QueueEvent {
     /// Flow of the packet.
     pub flow: u32,
+    /// What the packet carries (a dropped datagram loses its message).
+    pub packet: crate::packet::Kind,
+    /// Its sequence number (the datagram number of a datagram).
+    pub seq: u64,
     /// What happened to it.
     pub kind: QueueEventKind,
 }
@@ -98,7 +102,7 @@ impl<'a> QdiscCtx<'a> {
                 QueueEventKind::EarlyDrop
             }
         };
-        self.events.push(QueueEvent { flow: pkt.flow, kind });
+        self.events.push(QueueEvent { flow: pkt.flow, packet: pkt.kind, seq: pkt.seq, kind });
     }
 
     /// Set CE on an ECN-capable packet (RFC 3168 §5). Returns false, changing nothing, when
@@ -110,7 +114,7 @@ impl<'a> QdiscCtx<'a> {
         if pkt.ecn != Ecn::Ce {
             pkt.ecn = Ecn::Ce;
             self.marks += 1;
-            self.events.push(QueueEvent { flow: pkt.flow, kind: QueueEventKind::Mark });
+            self.events.push(QueueEvent { flow: pkt.flow, packet: pkt.kind, seq: pkt.seq, kind: QueueEventKind::Mark });
         }
         true
     }
