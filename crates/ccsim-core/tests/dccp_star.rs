@@ -165,3 +165,4 @@ fn table_i_adds_up_over_tcp_and_both_ccids() {
         assert!(received as f64 > 0.8 * capacity, "{}: {received}", transport.kind);
     }
 }
+

@@ -261,12 +261,12 @@ impl Ccid2Sender {
             return;
         }
         if self.ack_loss_in_window {
-            self.ack_ratio *= 2;
+            self.ack_ratio = self.ack_ratio.saturating_mul(2);
             self.clean_windows = 0;
         } else if self.ack_ratio > 1 {
             self.clean_windows += 1;
-            let r = self.ack_ratio;
-            if self.clean_windows >= self.cwnd.div_ceil(r * r - r) {
+            let r = self.ack_ratio as u64;
+            if self.clean_windows as u64 >= (self.cwnd as u64).div_ceil(r * r - r) {
                 self.ack_ratio -= 1;
                 self.clean_windows = 0;
             }
