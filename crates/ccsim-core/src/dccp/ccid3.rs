@@ -783,13 +783,13 @@ mod tests {
     }
 
     #[test]
-    fn a_lossless_backlogged_flow_doubles_up_to_the_path_and_the_equation_governs_under_loss() {
-        // Bulk data over a 100 ms round trip: every 20th packet from the 400th on is lost.
+    fn under_regular_loss_the_sender_runs_at_the_equation_of_its_own_r_and_p() {
+        // A backlogged sender over a 100 ms round trip; every 20th packet from the 400th on is
+        // lost. Once feedback reports loss, X is the equation at the sender's R and reported p
+        // (the receive-rate limit does not bind for a sender that always has data).
         let app = Every { next: 0, period: MS / 10, size: 1000, until: 30 * SEC };
         let (s, r, trace, _) = run_pipe(cfg(), Box::new(app), 50 * MS, 30 * SEC, |q| q >= 400 && q % 20 == 0);
         let c = s.ccid3().unwrap();
-        // One loss every 20 packets: at ~ a packet per ms the events are about 20 ms apart, well
-        // within one RTT of each other only if the rate exceeds 200 packets per RTT.
         let p = c.p();
         assert!(p > 0.0);
         // The sender's rate is the equation at its own R and p (recv_limit does not bind).

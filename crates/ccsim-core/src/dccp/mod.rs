@@ -12,8 +12,9 @@
 //!   each its own message in the flow's ledger; an unlimited write (the `bulk` application)
 //!   keeps an `mps`-byte datagram always ready, entered in the ledger when it leaves.
 //! - Every datagram is entered in the message ledger when written, so a message waiting in
-//!   the sender is "pending", and one dropped in the network is found lost when a later one
-//!   arrives ("lost on network"). Nothing is retransmitted.
+//!   the sender is "pending"; one the network drops is "lost on network" at once (the engine
+//!   reports dropped datagrams to the ledger), and one overtaken by a later arrival too.
+//!   Nothing is retransmitted.
 //! - The receiver delivers every data packet and lets its CCID half decide when to send a
 //!   DCCP-Ack (CCID 2: every Ack Ratio data packets or after `ack_delay`; CCID 3: feedback
 //!   about once per RTT and at each new loss event).
