@@ -323,7 +323,7 @@ def test_errors_caused_by_an_override_point_at_it(write_toml) -> None:
         ('stop = "15s"', 'stop = "0s"', "flows[0].stop", "must be after start"),
         ('queues = ["A->B"]', 'queues = ["A->C"]', "trace.queues[0]", "no queue 'A->C'"),
         ('count = 2', 'count = 0', "flows[1].count", "greater than or equal to 1"),
-        ('kind = "dumbbell"', 'kind = "star"', "topology.kind", "allowed: 'dumbbell', 'daisy_chain', 'explicit'"),
+        ('kind = "dumbbell"', 'kind = "ring"', "topology.kind", "allowed: 'dumbbell', 'daisy_chain', 'explicit', 'star'"),
         ('pair = 0', 'pair = 0\nsrc = "s0"', "flows[0].pair", "either pair or src and dst"),
         ('interval = "10ms"', 'interval = 10', "trace.interval", "no unit"),
         ('seed = 7', 'seed = -1', "simulation.seed", "greater than or equal to 0"),

@@ -14,10 +14,10 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
-from .builders import daisy_chain, dumbbell, explicit
+from .builders import daisy_chain, dumbbell, explicit, star
 from .errors import ScenarioError
 from .scenario import Control, Flow, Metrics, Plant, Scenario, Simulation, Trace, from_dict, load
-from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec
+from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec, Star
 
 if TYPE_CHECKING:
     from .api import Result, run
@@ -44,9 +44,11 @@ __all__ = [
     "Dumbbell",
     "DaisyChain",
     "Explicit",
+    "Star",
     "dumbbell",
     "daisy_chain",
     "explicit",
+    "star",
     "ScenarioError",
 ]
 

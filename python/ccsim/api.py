@@ -18,7 +18,24 @@ import pandas as pd
 from .errors import ScenarioError
 from .scenario import U64_MAX, Scenario, from_dict, load
 
-__all__ = ["run", "Result", "as_scenario"]
+__all__ = ["run", "Result", "as_scenario", "TABLE_I_COLUMNS"]
+
+# Paper 001's Table I (Dedu et al.), per sensor flow: column -> FlowResult field. The delays
+# are per message, from the sensor's write to the controller's receipt (buffering in the
+# sensor included); the network_ ones are per data packet, from the transport's send (the
+# paper's delays match these: their maximum is the full router queue's).
+TABLE_I_COLUMNS = {
+    "generated": "messages_generated",
+    "lost_on_sensor": "messages_lost_at_sender",
+    "lost_on_network": "messages_lost_network",
+    "received": "messages_received",
+    "in_flight": "messages_pending",
+    "retransmitted": "retransmissions",
+    "delay_max_s": "message_delay_max_s",
+    "delay_mean_s": "message_delay_mean_s",
+    "network_delay_max_s": "delay_max_s",
+    "network_delay_mean_s": "delay_mean_s",
+}
 
 # Columns of ``Result.control`` (ControlResult in ncs/mod.rs), so that a run without loops
 # still has a typed, empty table.
@@ -73,6 +90,53 @@ class Result:
         """Every loop at every sampling instant (``loop``, ``time_s``, ``reference``, ``output``,
         ``control``, ``error``) when the scenario has ``[[control]]`` loops; ``control`` is the
         value the actuator holds just after the instant."""
+
+    def table_i(self, flows: list[int | str] | None = None) -> pd.DataFrame:
+        """Paper 001's Table I: per flow, messages generated, lost on the sensor (refused by a
+        full send buffer), lost on the network, received, still in flight at the end, packets
+        retransmitted (TCP), and the highest and mean delays (see ``TABLE_I_COLUMNS``).
+        ``generated = lost_on_sensor + lost_on_network + received + in_flight``.
+
+        ``flows`` picks rows by id or name; by default, every flow of a ``periodic``
+        application (the sensors). Rows are indexed by flow name.
+        """
+        frame = self.flows
+        if flows is None:
+            rows = frame[frame["app"] == "periodic"]
+        else:
+            wanted = []
+            for key in flows:
+                match = frame[(frame["id"] == key) if isinstance(key, int) else (frame["name"] == key)]
+                if match.empty:
+                    raise KeyError(f"no flow {key!r}; flows: {', '.join(frame['name'])}")
+                wanted.append(match.index[0])
+            rows = frame.loc[wanted]
+        table = rows[["name", "transport", "cc", *TABLE_I_COLUMNS.values()]].rename(
+            columns={v: k for k, v in TABLE_I_COLUMNS.items()}
+        )
+        return table.set_index("name")
+
+    def message_delays(self, flow: int | str | None = None) -> pd.DataFrame:
+        """Per-message delay records (paper 001's Figures 2-5): ``flow``, ``name``, ``time_s``
+        (when the message was written), ``delay_s`` (NaN if not delivered) and ``lost``, for
+        every message delivered or lost (messages refused by a full send buffer never entered
+        the transport and are counted only in ``lost_on_sensor``). Needs ``[trace] messages
+        = true``. ``flow`` keeps one flow, by id or name.
+        """
+        if self.messages is None:
+            raise ValueError("no message log: run the scenario with [trace] messages = true")
+        names = dict(zip(self.flows["id"], self.flows["name"]))
+        log = self.messages
+        out = pd.DataFrame({
+            "flow": log["flow"],
+            "name": log["flow"].map(names),
+            "time_s": log["created_s"],
+            "delay_s": pd.to_numeric(log["delay_s"], errors="coerce"),
+            "lost": log["lost"].astype(bool),
+        })
+        if flow is not None:
+            out = out[(out["flow"] == flow) if isinstance(flow, int) else (out["name"] == flow)]
+        return out.sort_values(["flow", "time_s"], kind="stable").reset_index(drop=True)
 
     @property
     def summary(self) -> dict[str, Any]:

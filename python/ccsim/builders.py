@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .topology import DaisyChain, Dumbbell, Explicit
+from .topology import DaisyChain, Dumbbell, Explicit, Star
 
-__all__ = ["dumbbell", "daisy_chain", "explicit"]
+__all__ = ["dumbbell", "daisy_chain", "explicit", "star"]
 
 
 def _present(**fields: Any) -> dict[str, Any]:
@@ -61,4 +61,14 @@ def daisy_chain(
 def explicit(nodes: Sequence[Any], links: Sequence[Any], *, bottleneck_queue: str | None = None) -> Explicit:
     """Nodes ``{name, kind}`` and links ``{a, b, rate, delay, ...}`` written out."""
     return Explicit.build(_present(kind="explicit", nodes=list(nodes), links=list(links),
+                               bottleneck_queue=bottleneck_queue))
+
+
+def star(
+    sensors: int | Sequence[Any], bottleneck: Any, *, access: Any = None, bottleneck_queue: str | None = None
+) -> Star:
+    """Sensors ``sensor0..`` -> ``router`` -> ``controller`` (paper 001): ``sensors`` is a count
+    or one link spec per sensor; a sensor given as a string is its access delay."""
+    given = sensors if isinstance(sensors, int) else [{"delay": x} if isinstance(x, str) else x for x in sensors]
+    return Star.build(_present(kind="star", sensors=given, bottleneck=bottleneck, access=access,
                                bottleneck_queue=bottleneck_queue))

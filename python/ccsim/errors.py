@@ -68,7 +68,7 @@ def format_path(loc: Sequence[int | str]) -> str:
 
 
 # Tags pydantic puts into locations of discriminated unions; they are not keys of the file.
-_UNION_TAGS = {"topology": {"dumbbell", "daisy_chain", "explicit"}}
+_UNION_TAGS = {"topology": {"dumbbell", "daisy_chain", "explicit", "star"}}
 
 
 def _strip_union_tags(loc: Sequence[int | str]) -> list[int | str]:

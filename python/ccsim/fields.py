@@ -38,7 +38,13 @@ __all__ = [
     "AppAlgo",
     "ControllerAlgo",
     "ReferenceAlgo",
+    "FLOW_REFERENCES",
 ]
+
+FLOW_REFERENCES = frozenset({"to"})
+"""Integer application parameters that point at another flow (the ``reply`` application's
+``to``): they take a flow index or a flow's ``name``, which the scenario resolves to an index
+when it compiles (scenario.py)."""
 
 
 class StrictModel(BaseModel):
@@ -154,10 +160,18 @@ class _AlgoParser:
                 names = ", ".join(registry.names(self.family))
                 raise FieldError("kind", f"required field missing; registered: {names}")
             kind = given.pop("kind")
-            registry.model(self.family, kind, "kind")
+            model = registry.model(self.family, kind, "kind")
             has_profile = self.family == "transport" and "profile" in given
             profile = self._profile(kind, given.pop("profile")) if has_profile else None
-            params = registry.validate_params(self.family, kind, given)
+            # A flow named instead of numbered: check the rest now, resolve the name later.
+            names = {
+                key: value
+                for key, value in given.items()
+                if self.family == "app" and key in FLOW_REFERENCES and isinstance(value, str)
+                and (spec := model.param(key)) is not None and spec.kind == "int"
+            }
+            params = registry.validate_params(self.family, kind, {**given, **dict.fromkeys(names, 0)})
+            params.update(names)
             return AlgoSpec(family=self.family, kind=kind, params=params, profile=profile)
         names = ", ".join(registry.names(self.family))
         raise FieldError(

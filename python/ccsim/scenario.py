@@ -18,6 +18,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from . import units
 from .errors import NO_FILE, FieldError, ScenarioError
 from .fields import (
+    FLOW_REFERENCES,
     AppAlgo,
     Bytes,
     CcAlgo,
@@ -208,6 +209,7 @@ class Scenario(StrictModel):
             raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
         _check_flows(self, self._network)
         _check_control(self, self._network)
+        _check_flow_references(self)
         _check_queue_names(self, self._network)
         return self
 
@@ -223,6 +225,10 @@ class Scenario(StrictModel):
             src, dst = _endpoints(flow)
             out.extend((flow, src, dst, replica) for replica in range(flow.count))
         return out
+
+    def flow_names(self) -> list[str | None]:
+        """Each compiled flow's name (``name``, or ``name.k`` for replicas), by index."""
+        return [_replica_name(flow, replica) for flow, _, _, replica in self.expanded_flows()]
 
     def bottleneck_queue(self) -> str | None:
         return self.topology.bottleneck_queue or self._network.default_bottleneck
@@ -306,6 +312,45 @@ def control_name(loop: Control, i: int) -> str:
     return loop.name if loop.name is not None else f"control{i}"
 
 
+def _replica_name(flow: Flow, replica: int) -> str | None:
+    # Replicas of a named table are told apart as name.0, name.1, ...
+    return f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
+
+
+def _check_flow_references(scenario: Scenario) -> None:
+    """Application parameters that point at a flow (FLOW_REFERENCES) name an existing one."""
+    names = scenario.flow_names()
+    known = ", ".join(repr(n) for n in names if n is not None) or "none (give flows a name)"
+    first = 0  # index of the table's first compiled flow
+    for i, flow in enumerate(scenario.flows):
+        own = range(first, first + flow.count)
+        first += flow.count
+        for key in sorted(FLOW_REFERENCES & flow.app.params.keys()):
+            target = flow.app.params[key]
+            where = f"flows[{i}].app.{key}"
+            if isinstance(target, str) and target in names and names.index(target) in own:
+                raise FieldError(where, f"{target!r} is this flow itself; name another flow")
+            if isinstance(target, str):
+                matches = names.count(target)
+                if matches == 0:
+                    replicas = [n for n in names if n is not None and n.startswith(target + ".")]
+                    hint = f"it has {len(replicas)} replicas, name one: {', '.join(replicas)}" if replicas else f"flows: {known}"
+                    raise FieldError(where, f"no flow named {target!r}; {hint}")
+                if matches > 1:
+                    raise FieldError(where, f"{matches} flows are named {target!r}; names must be unique to be referenced")
+            elif not 0 <= target < len(names):
+                raise FieldError(where, f"no flow {target}; flows are numbered 0..{len(names) - 1}")
+
+
+def _resolve_app(flow: Flow, names: list[str | None]) -> dict[str, Any]:
+    """The application's core configuration with flow names replaced by flow indices."""
+    app = flow.app.to_config()
+    for key, value in app["params"].items():
+        if key in FLOW_REFERENCES and isinstance(value, str):
+            app["params"][key] = names.index(value)
+    return app
+
+
 def _check_queue_names(scenario: Scenario, net: Network) -> None:
     names = net.queue_names()
     allowed = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
@@ -323,19 +368,18 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
     net = scenario.network
     index = {name: i for i, name in enumerate(net.nodes)}
     nodes, links = net.to_config()
+    names = scenario.flow_names()
     flows = []
     for flow, src, dst, replica in scenario.expanded_flows():
-        # Replicas of a named table are told apart as name.0, name.1, ...
-        name = f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
         transport, cc = apply_profile(flow.transport, flow.cc)
         flows.append(
             {
-                "name": name,
+                "name": _replica_name(flow, replica),
                 "src": index[src],
                 "dst": index[dst],
                 "transport": transport,
                 "cc": cc,
-                "app": flow.app.to_config(),
+                "app": _resolve_app(flow, names),
                 "start_ns": flow.start[0],
                 "start_max_ns": flow.start[1],
                 "stop_ns": flow.stop,

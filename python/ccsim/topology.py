@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from .errors import FieldError
 from .fields import AlgoSpec, Prob, QueueAlgo, Rate, StrictModel, Time, algo
@@ -25,12 +25,13 @@ __all__ = [
     "Dumbbell",
     "DaisyChain",
     "Explicit",
+    "Star",
     "Topology",
     "Network",
     "TOPOLOGY_KINDS",
 ]
 
-TOPOLOGY_KINDS = ("dumbbell", "daisy_chain", "explicit")
+TOPOLOGY_KINDS = ("dumbbell", "daisy_chain", "explicit", "star")
 
 # Output queue used where a scenario names none: the engine's DropTail at its default limit.
 DEFAULT_QUEUE_KIND = "droptail"
@@ -306,4 +307,43 @@ class Explicit(StrictModel):
         return net
 
 
-Topology = Annotated[Dumbbell | DaisyChain | Explicit, Field(discriminator="kind")]
+def _sensor_specs(value: Any) -> Any:
+    """``sensors = 3`` is three sensors with the access spec only: ``[{}, {}, {}]``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise FieldError("", f"expected at least one sensor (a count, or one link spec per sensor), got {value}")
+        return [{} for _ in range(value)]
+    return value
+
+
+class Star(StrictModel):
+    """Sensors -> router -> controller, the centralised control system of paper 001 (Dedu et al.).
+
+    Nodes: hosts ``sensor0..``, the router ``router`` and the host ``controller``. ``sensors``
+    is how many, or one link spec per sensor (each over ``access``). ``access`` applies to every
+    sensor--router link (sensor->router is its forward direction, ``reverse`` router->sensor);
+    ``bottleneck`` is the router--controller link (router->controller forward, with the
+    router's queue). Links: router--controller first, then sensor_i--router. The bottleneck
+    queue is ``router->controller`` unless ``bottleneck_queue`` says otherwise.
+    """
+
+    kind: Literal["star"]
+    sensors: Annotated[list[LinkSpec], BeforeValidator(_sensor_specs), Field(min_length=1)]
+    bottleneck: LinkSpec
+    access: LinkSpec | None = None
+    bottleneck_queue: str | None = None
+
+    def expand(self) -> Network:
+        net = Network(default_bottleneck="router->controller")
+        for i in range(len(self.sensors)):
+            net.add_node(f"sensor{i}", "host", "")
+        net.add_node("router", "router", "")
+        net.add_node("controller", "host", "")
+        net.links.append(resolve_link("router", "controller", [self.bottleneck], "bottleneck", "set bottleneck.rate"))
+        for i, spec in enumerate(self.sensors):
+            hint = f"set sensors[{i}].rate or access.rate"
+            net.links.append(resolve_link(f"sensor{i}", "router", [self.access, spec], f"sensors[{i}]", hint))
+        return net
+
+
+Topology = Annotated[Dumbbell | DaisyChain | Explicit | Star, Field(discriminator="kind")]

@@ -132,7 +132,7 @@ pub struct FlowSpec {
     pub src: u32,
     /// Receiving host (node index).
     pub dst: u32,
-    /// Transport and its socket options: `tcp` or `udp` (see `ccsim list`).
+    /// Transport and its socket options: `tcp`, `udp` or `dccp` (see `ccsim list`).
     pub transport: AlgoSpec,
     /// Congestion control (TCP only); `newreno` when absent.
     #[serde(default)]

@@ -233,8 +233,21 @@ impl Simulation {
                     let p = Params::resolve(&format!("{field}.transport"), crate::udp::PARAMS, &f.transport.params)?;
                     (Box::new(UdpSender::new(id, f.dst, &p, app)), Box::new(UdpReceiver))
                 }
+                "dccp" => {
+                    if f.cc.is_some() {
+                        return Err(ConfigError::new(
+                            format!("{field}.cc"),
+                            "DCCP chooses its congestion control with transport.ccid (2 or 3)",
+                        ));
+                    }
+                    let p = Params::resolve(&format!("{field}.transport"), crate::dccp::PARAMS, &f.transport.params)?;
+                    crate::dccp::endpoints(id, f.src, f.dst, &p, app)
+                }
                 other => {
-                    return Err(ConfigError::new(format!("{field}.transport.kind"), format!("unknown '{other}'; registered: tcp, udp")))
+                    return Err(ConfigError::new(
+                        format!("{field}.transport.kind"),
+                        format!("unknown '{other}'; registered: tcp, udp, dccp"),
+                    ))
                 }
             };
             endpoints.push(sender);
@@ -485,7 +498,7 @@ impl Simulation {
         if pkt.dst == node {
             let f = pkt.flow as usize;
             self.flow_stats[f].total_arrived += 1;
-            let endpoint = if pkt.kind == Kind::TcpAck {
+            let endpoint = if pkt.kind.to_sender() {
                 2 * f
             } else {
                 self.flow_stats[f].received(self.now, self.now - pkt.ts);
@@ -584,8 +597,12 @@ impl Simulation {
                 }
             }
             Some(f) => {
-                if let Some(index) = self.write_control_message(f as usize) {
-                    self.control[l].sample_sent(index, sample);
+                // Registered before the write: a datagram dropped on its first link is
+                // reported lost within the write itself.
+                let index = self.ledgers[f as usize].messages_written();
+                self.control[l].sample_sent(index, sample);
+                if self.write_control_message(f as usize).is_none() {
+                    self.control[l].unsend_sample(index);
                 }
             }
         }
@@ -601,8 +618,10 @@ impl Simulation {
             Role::Sensor => {
                 if let Some(c) = self.control[l].sample_message(m.index, m.lost) {
                     if let Some(f) = self.control[l].actuator_flow {
-                        if let Some(index) = self.write_control_message(f as usize) {
-                            self.control[l].control_sent(index, c);
+                        let index = self.ledgers[f as usize].messages_written();
+                        self.control[l].control_sent(index, c);
+                        if self.write_control_message(f as usize).is_none() {
+                            self.control[l].unsend_control(index);
                         }
                     }
                 }
@@ -612,8 +631,9 @@ impl Simulation {
     }
 
     /// Let flow `f`'s `ncs` application write one message; its ledger index, if it wrote one
-    /// (not before the flow's start or after its stop). A sender never delivers within this
-    /// call (packets reach the far end through link events), so the index is recorded in time.
+    /// (not before the flow's start or after its stop). Nothing is delivered within this call
+    /// (packets reach the far end through link events), but a datagram dropped by the first
+    /// queue or link is reported lost within it, so callers register the message first.
     fn write_control_message(&mut self, f: usize) -> Option<u64> {
         let before = self.ledgers[f].messages_written();
         self.call_endpoint(2 * f, Call::Trigger);
@@ -660,6 +680,7 @@ impl Simulation {
     fn start_tx(&mut self, l: usize) {
         let now = self.now;
         let link = &mut self.links[l];
+        let mut lost_datagram = None;
         if let Some(pkt) = link.queue.dequeue(now, &mut self.queue_events) {
             let done = now + tx_time(pkt.size, link.rate_bps);
             link.busy_until = done;
@@ -675,6 +696,9 @@ impl Simulation {
                     link.losses += 1;
                     fs.link_losses += 1;
                 }
+                if pkt.kind.is_datagram() {
+                    lost_datagram = Some((pkt.flow as usize, pkt.seq));
+                }
             } else {
                 let arrive = done + link.delay;
                 if link.wire.is_empty() {
@@ -687,15 +711,32 @@ impl Simulation {
                 self.events.push(done, Event::TxDone(l as u32));
             }
         }
+        if let Some((f, seq)) = lost_datagram {
+            self.lose_datagram(f, seq);
+        }
         self.account_queue_events(l);
         self.arm_queue(l);
+    }
+
+    /// Datagram `seq` of flow `f` was lost in the network: its message is lost on the network
+    /// (a datagram is never retransmitted).
+    fn lose_datagram(&mut self, f: usize, seq: u64) {
+        self.ledgers[f].lose_datagram(self.now, seq);
+        if !self.ledgers[f].events.is_empty() {
+            debug_assert!(self.ledgers[f].events.iter().all(|m| m.lost), "a loss delivers nothing");
+            self.account_messages(f);
+        }
     }
 
     /// Charge the drops and marks queue `l` just reported to their flows (and log them).
     fn account_queue_events(&mut self, l: usize) {
         let measuring = self.now >= self.warmup;
         let node = self.links[l].from;
-        for e in self.queue_events.drain(..) {
+        let mut events = std::mem::take(&mut self.queue_events);
+        for e in events.drain(..) {
+            if e.kind.is_drop() && e.packet.is_datagram() {
+                self.lose_datagram(e.flow as usize, e.seq);
+            }
             let fs = &mut self.flow_stats[e.flow as usize];
             if e.kind.is_drop() {
                 fs.total_lost += 1;
@@ -738,6 +779,7 @@ impl Simulation {
             }
             self.notices = notices;
         }
+        self.queue_events = events;
     }
 
     fn sample(&mut self) {

@@ -13,6 +13,7 @@
 
 pub mod app;
 pub mod config;
+pub mod dccp;
 pub mod endpoint;
 pub mod engine;
 pub mod error;

@@ -3,10 +3,13 @@
 //! delays, losses and completions are measured end to end, whatever the transport.
 //!
 //! A byte-stream transport (TCP) completes a message when its last byte is delivered in
-//! order; a datagram transport completes the message a datagram carries, and, since a path
-//! is FIFO, a datagram that arrives proves every older undelivered one lost. A transfer is one
-//! message, so its completion time is the flow completion time; a bulk flow's single
-//! unlimited message never completes.
+//! order; a datagram transport (UDP, DCCP) completes the message a datagram carries, and a
+//! datagram's message is lost when the network drops the datagram (the engine reports it:
+//! datagrams are never retransmitted) and, since a path is FIFO, when a later datagram
+//! arrives first. Messages complete in the order written, so a message lost behind one still
+//! in flight is reported when that one completes. A transfer is one message, so its
+//! completion time is the flow completion time; a bulk flow's single unlimited message never
+//! completes.
 
 use std::collections::VecDeque;
 
@@ -28,8 +31,9 @@ pub struct MessageEvent {
 /// The messages of one flow.
 #[derive(Clone, Debug, Default)]
 pub struct MessageLedger {
-    /// Written, not yet delivered: (end offset in the stream, or datagram number; created).
-    pending: VecDeque<(u64, Time)>,
+    /// Written, not yet delivered: (end offset in the stream, or datagram number; created;
+    /// known lost in the network).
+    pending: VecDeque<(u64, Time, bool)>,
     /// Bytes (stream) or datagrams written so far.
     written: u64,
     /// Index of the oldest pending message.
@@ -42,20 +46,20 @@ impl MessageLedger {
     /// A stream transport accepted a message of `bytes`.
     pub fn write_stream(&mut self, now: Time, bytes: u64) {
         self.written = self.written.saturating_add(bytes);
-        self.pending.push_back((self.written, now));
+        self.pending.push_back((self.written, now, false));
     }
 
     /// A datagram transport sends a message; returns its datagram number.
     pub fn write_datagram(&mut self, now: Time) -> u64 {
         let n = self.written;
         self.written += 1;
-        self.pending.push_back((n, now));
+        self.pending.push_back((n, now, false));
         n
     }
 
     /// The stream has been delivered in order up to (excluding) byte `end`.
     pub fn deliver_stream(&mut self, now: Time, end: u64) {
-        while let Some(&(msg_end, created)) = self.pending.front() {
+        while let Some(&(msg_end, created, _)) = self.pending.front() {
             if msg_end > end {
                 break;
             }
@@ -65,11 +69,28 @@ impl MessageLedger {
 
     /// Datagram `n` arrived.
     pub fn deliver_datagram(&mut self, now: Time, n: u64) {
-        while let Some(&(number, created)) = self.pending.front() {
+        while let Some(&(number, created, _)) = self.pending.front() {
             if number > n {
                 break; // a duplicate of something already accounted for
             }
             self.complete(now, created, number < n);
+        }
+        self.settle(now);
+    }
+
+    /// Datagram `n` was lost in the network: its message is lost (reported once every older
+    /// message has completed).
+    pub fn lose_datagram(&mut self, now: Time, n: u64) {
+        if let Ok(i) = self.pending.binary_search_by_key(&n, |p| p.0) {
+            self.pending[i].2 = true;
+            self.settle(now);
+        }
+    }
+
+    /// Complete the messages at the front already known lost.
+    fn settle(&mut self, now: Time) {
+        while let Some(&(_, created, true)) = self.pending.front() {
+            self.complete(now, created, true);
         }
     }
 
@@ -120,6 +141,27 @@ mod tests {
         let got: Vec<(u64, bool)> = m.events.iter().map(|e| (e.index, e.lost)).collect();
         assert_eq!(got, vec![(0, false), (1, true), (2, false)]);
         assert_eq!(m.events[1].created, 10);
+        assert_eq!(m.pending(), 1);
+    }
+
+    #[test]
+    fn a_dropped_datagram_is_lost_once_older_ones_are_settled() {
+        let mut m = MessageLedger::default();
+        for t in 0..5 {
+            m.write_datagram(t);
+        }
+        // 2 is dropped while 0 and 1 are in flight: nothing is reported yet.
+        m.lose_datagram(50, 2);
+        assert!(m.events.is_empty());
+        m.deliver_datagram(60, 0);
+        m.deliver_datagram(70, 1);
+        // 1's delivery settles 2 as lost; 3 dropped at the front is reported at once; a second
+        // report of the same loss and one for an unknown number change nothing.
+        m.lose_datagram(80, 3);
+        m.lose_datagram(81, 3);
+        m.lose_datagram(82, 9);
+        let got: Vec<(u64, bool, Time)> = m.events.iter().map(|e| (e.index, e.lost, e.at)).collect();
+        assert_eq!(got, vec![(0, false, 60), (1, false, 70), (2, true, 70), (3, true, 80)]);
         assert_eq!(m.pending(), 1);
     }
 }

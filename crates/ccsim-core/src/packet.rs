@@ -35,6 +35,23 @@ pub enum Kind {
     TcpAck = 1,
     /// A UDP datagram.
     Udp = 2,
+    /// A DCCP-Data packet (RFC 4340 §5.1); fields as mapped in `dccp/mod.rs`.
+    DccpData = 3,
+    /// A DCCP-Ack packet carrying the receiver's feedback (RFC 4340 §5.4).
+    DccpAck = 4,
+}
+
+impl Kind {
+    /// Feedback travelling back to a flow's sender (TCP and DCCP acknowledgements); everything
+    /// else goes to the receiver.
+    pub fn to_sender(self) -> bool {
+        matches!(self, Kind::TcpAck | Kind::DccpAck)
+    }
+
+    /// A datagram that is never retransmitted: losing it loses the message it carries.
+    pub fn is_datagram(self) -> bool {
+        matches!(self, Kind::Udp | Kind::DccpData)
+    }
 }
 
 /// TCP flag: ECN-Echo (RFC 3168 §6.1).

@@ -37,6 +37,12 @@ pub fn registry() -> Vec<ModelInfo> {
         params: crate::tcp::PARAMS,
     });
     out.push(ModelInfo { family: "transport", name: "udp", doc: "UDP datagrams, one per application write", params: crate::udp::PARAMS });
+    out.push(ModelInfo {
+        family: "transport",
+        name: "dccp",
+        doc: "DCCP datagrams, never retransmitted, under CCID 2 (TCP-like, RFC 4341) or CCID 3 (TFRC, RFC 4342/5348)",
+        params: crate::dccp::PARAMS,
+    });
     for m in APPS {
         out.push(ModelInfo { family: "app", name: m.name, doc: m.doc, params: m.params });
     }

@@ -96,9 +96,9 @@ pub struct FlowResult {
     pub src: String,
     /// Receiving host name.
     pub dst: String,
-    /// `tcp` or `udp`.
+    /// `tcp`, `udp` or `dccp`.
     pub transport: String,
-    /// Congestion control name (TCP) or empty.
+    /// Congestion control name (TCP), `ccid2` or `ccid3` (DCCP), or empty.
     pub cc: String,
     /// Application name.
     pub app: String,

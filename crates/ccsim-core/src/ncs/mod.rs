@@ -325,6 +325,21 @@ impl ControlLoop {
         self.compute(s)
     }
 
+    /// The sample registered as message `index` was not sent after all (the flow was not
+    /// running).
+    pub fn unsend_sample(&mut self, index: u64) {
+        if self.samples_in_flight.back().is_some_and(|&(i, _)| i == index) {
+            self.samples_in_flight.pop_back();
+        }
+    }
+
+    /// The control registered as message `index` was not sent after all.
+    pub fn unsend_control(&mut self, index: u64) {
+        if self.controls_in_flight.back().is_some_and(|&(i, _)| i == index) {
+            self.controls_in_flight.pop_back();
+        }
+    }
+
     /// Control `c` left as message `index` of the actuator flow.
     pub fn control_sent(&mut self, index: u64, c: Control) {
         self.controls_in_flight.push_back((index, c));

@@ -40,6 +40,10 @@ pub enum DropReason {
 pub struct QueueEvent {
     /// Flow of the packet.
     pub flow: u32,
+    /// What the packet carries (a dropped datagram loses its message).
+    pub packet: crate::packet::Kind,
+    /// Its sequence number (the datagram number of a datagram).
+    pub seq: u64,
     /// What happened to it.
     pub kind: QueueEventKind,
     /// A dropped data segment that asked for an explicit loss notification (E-DCTCP,
@@ -114,7 +118,7 @@ impl<'a> QdiscCtx<'a> {
         };
         let notice = (pkt.kind == Kind::TcpData && pkt.flags & FLAG_LN != 0)
             .then(|| DropNotice { seq: pkt.seq, ts: pkt.ts, header: pkt.size.saturating_sub(pkt.payload) });
-        self.events.push(QueueEvent { flow: pkt.flow, kind, notice });
+        self.events.push(QueueEvent { flow: pkt.flow, packet: pkt.kind, seq: pkt.seq, kind, notice });
     }
 
     /// Set CE on an ECN-capable packet (RFC 3168 §5). Returns false, changing nothing, when
@@ -126,7 +130,7 @@ impl<'a> QdiscCtx<'a> {
         if pkt.ecn != Ecn::Ce {
             pkt.ecn = Ecn::Ce;
             self.marks += 1;
-            self.events.push(QueueEvent { flow: pkt.flow, kind: QueueEventKind::Mark, notice: None });
+            self.events.push(QueueEvent { flow: pkt.flow, packet: pkt.kind, seq: pkt.seq, kind: QueueEventKind::Mark, notice: None });
         }
         true
     }
