@@ -13,7 +13,7 @@ from ccsim.scenario import load
 
 from conftest import SCENARIOS, run_cli
 
-DEDU = SCENARIOS / "examples" / "dedu_star.toml"
+DEDU = SCENARIOS / "papers" / "dedu-ncs" / "star.toml"
 
 STAR = """
 [simulation]

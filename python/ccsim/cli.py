@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NoReturn
@@ -64,6 +65,17 @@ def _build_parser() -> argparse.ArgumentParser:
                                   "applications with their parameters",
                                   description="Every registered model with its parameters, units and defaults.")
     listing.add_argument("--json", action="store_true", help="print the registry as JSON")
+
+    repro = commands.add_parser(
+        "reproduce", help="run a paper's experiments; its tables and figures beside the published ones",
+        description="Reproduce the experiments of a paper (or 'all') into DIR/PAPER: tables (CSV, Markdown) "
+                    "with the published values beside ours, figures (PNG) and report.md. Finished runs are "
+                    "kept, so an interrupted reproduction resumes.")
+    repro.add_argument("paper", nargs="?", metavar="PAPER", help="paper id, or 'all' (see --list)")
+    repro.add_argument("--list", action="store_true", help="list the paper ids and exit")
+    repro.add_argument("--quick", action="store_true", help="shortened runs (minutes for all papers)")
+    repro.add_argument("--out", metavar="DIR", default="reproductions", help="output directory (default: reproductions)")
+    repro.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: all cores)")
 
     arima = commands.add_parser("arima", help="ARIMA models of RTT traces (the CA-ARTT paper's sec. 3)",
                                 description="ARIMA(p,1,q) models of RTT traces, as in the CA-ARTT paper.")
@@ -352,7 +364,32 @@ def _cmd_arima(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "arima": _cmd_arima}
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import reproduce
+
+    known = reproduce.papers()
+    if args.list:
+        for pid in known:
+            print(f"{pid:12s} {reproduce.paper(pid).title}")
+        return EXIT_OK
+    if args.paper is None:
+        _fail(f"reproduce: name a paper or 'all'; papers: {', '.join(known)}")
+        return EXIT_BAD_INPUT
+    if args.paper != "all" and args.paper not in known:
+        _fail(f"reproduce: unknown paper {args.paper!r}; papers: {', '.join(known)}, all")
+        return EXIT_BAD_INPUT
+    if args.jobs is not None and args.jobs < 1:
+        _fail("reproduce: --jobs must be at least 1")
+        return EXIT_BAD_INPUT
+    for pid in known if args.paper == "all" else [args.paper]:
+        report = reproduce.reproduce(pid, Path(args.out) / pid, quick=args.quick, jobs=args.jobs,
+                                     progress=sys.stderr.isatty())
+        print(f"{pid}: {report}")
+    return EXIT_OK
+
+
+_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "arima": _cmd_arima,
+             "reproduce": _cmd_reproduce}
 
 
 def _fail(message: str) -> None:
@@ -373,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccsim {__version__}")
         return EXIT_OK
     if args.command is None:
-        _fail("a command is required: run, validate, list or arima (see 'ccsim --help')")
+        _fail("a command is required: run, validate, list, reproduce or arima (see 'ccsim --help')")
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:

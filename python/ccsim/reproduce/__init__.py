@@ -1,0 +1,219 @@
+"""``ccsim reproduce``: the experiments of the five papers, our numbers beside the published ones.
+
+A paper is a module in this package exposing a :class:`Paper`: the runs its experiments need
+(scenarios as nested dicts, each with a seed), and an ``analyze`` step that turns the finished
+runs into the paper's tables (CSV and Markdown, published values in adjacent columns) and
+figures (PNG). The runner executes the runs in parallel on local cores with a progress bar,
+keeps each finished run on disk (``runs/KEY.json``, written atomically) so that an interrupted
+reproduction resumes where it stopped, and writes ``report.md`` linking everything.
+
+Adding a paper: a module with ``PAPER = Paper(...)`` and a line in ``_MODULES``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce"]
+
+# Paper id -> module in this package.
+_MODULES: dict[str, str] = {
+    "dedu-ncs": "dedu",
+}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation of an experiment: a scenario (as ``ccsim.from_dict`` takes it) and a seed.
+    ``key`` names it uniquely within the paper and is its file name under ``runs/``."""
+
+    key: str
+    scenario: Mapping[str, Any]
+    seed: int = 1
+
+
+@dataclass
+class Artifacts:
+    """What ``analyze`` produced: tables and figures, each with a title, for ``report.md``."""
+
+    out: Path
+    sections: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def section(self, title: str) -> None:
+        """Start a section of the report (one per table or figure of the paper)."""
+        self.sections.append((title, []))
+
+    def note(self, text: str) -> None:
+        """A paragraph under the current section: the paper's finding, ours, and why they differ."""
+        self._current().append(text)
+
+    def table(self, name: str, frame: pd.DataFrame, caption: str = "") -> Path:
+        """Write ``name.csv`` and ``name.md`` and link them from the current section."""
+        csv = self.out / f"{name}.csv"
+        md = self.out / f"{name}.md"
+        frame.to_csv(csv, index=False)
+        md.write_text((f"{caption}\n\n" if caption else "") + _markdown(frame) + "\n", encoding="utf-8")
+        self._current().append(f"{caption}\n\n{_markdown(frame)}\n\n([CSV]({csv.name}), [Markdown]({md.name}))")
+        return csv
+
+    def figure(self, name: str, fig: Any, caption: str = "") -> Path:
+        """Save a matplotlib figure as ``name.png`` and show it in the current section."""
+        path = self.out / f"{name}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        self._current().append(f"![{caption or name}]({path.name})" + (f"\n\n{caption}" if caption else ""))
+        return path
+
+    def _current(self) -> list[str]:
+        if not self.sections:
+            self.section("Results")
+        return self.sections[-1][1]
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A reproducible paper."""
+
+    id: str
+    title: str
+    file: str
+    """The paper's file in shared/papers/."""
+    runs: Callable[[bool], list[Run]]
+    """The runs of the full (``quick=False``) or shortened (``quick=True``) reproduction."""
+    analyze: Callable[[Mapping[str, Any], Artifacts, bool], None]
+    """Tables and figures from the finished runs (``Run.key`` -> ``ccsim.Result``)."""
+
+
+def register(paper_id: str, module: str) -> None:
+    """Declare that ``module`` (in this package) holds paper ``paper_id``."""
+    _MODULES[paper_id] = module
+
+
+def papers() -> list[str]:
+    """Every reproducible paper id."""
+    return list(_MODULES)
+
+
+def paper(paper_id: str) -> Paper:
+    """The paper with this id; KeyError naming the known ones otherwise."""
+    if paper_id not in _MODULES:
+        raise KeyError(f"unknown paper {paper_id!r}; known: {', '.join(papers()) or 'none'}")
+    module = importlib.import_module(f"{__name__}.{_MODULES[paper_id]}")
+    found: Paper = module.PAPER
+    return found
+
+
+def _execute(run: Run) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """Worker: simulate one run; returns the engine's raw results, the core config, wall time."""
+    import ccsim
+
+    result = ccsim.run(ccsim.from_dict(dict(run.scenario)), seed=run.seed)
+    return result.raw, result.config, result.wall_time_s
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def reproduce(
+    paper_id: str,
+    out: str | Path,
+    quick: bool = False,
+    jobs: int | None = None,
+    progress: bool = True,
+) -> Path:
+    """Run paper ``paper_id``'s experiments into ``out`` and write its report; returns the path
+    of ``report.md``. Finished runs found in ``out/runs`` are reused (same key)."""
+    from ccsim.api import Result
+
+    p = paper(paper_id)
+    out = Path(out)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    runs = p.runs(quick)
+    keys = [r.key for r in runs]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"paper {paper_id}: duplicate run keys")
+    done: dict[str, Any] = {}
+    todo = []
+    for r in runs:
+        path = runs_dir / f"{r.key}.json"
+        if path.exists():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            done[r.key] = Result(saved["raw"], saved["config"], saved["wall_time_s"])
+        else:
+            todo.append(r)
+    started = time.perf_counter()
+    if todo:
+        _run_all(todo, runs_dir, done, jobs, progress, f"{paper_id}{' (quick)' if quick else ''}")
+    wall = time.perf_counter() - started
+    artifacts = Artifacts(out)
+    p.analyze(done, artifacts, quick)
+    report = out / "report.md"
+    lines = [f"# {p.title}", "", f"Reproduction `{p.id}` of `shared/papers/{p.file}`"
+             f"{' (quick form: shortened runs; see docs/reproductions.md for the full runs)' if quick else ''}.",
+             f"{len(runs)} runs, {len(todo)} simulated now in {wall:.1f} s of wall time.", ""]
+    for title, items in artifacts.sections:
+        lines += [f"## {title}", ""] + [item + "\n" for item in items]
+    _write_atomic(report, "\n".join(lines))
+    return report
+
+
+def _run_all(todo: Iterable[Run], runs_dir: Path, done: dict[str, Any], jobs: int | None,
+             progress: bool, label: str) -> None:
+    """Simulate ``todo`` on a process pool, saving each finished run as it completes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ccsim.api import Result
+
+    todo = list(todo)
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                   disable=not progress, transient=True)
+    with bar, ProcessPoolExecutor(max_workers=workers) as pool:
+        task = bar.add_task("runs", total=len(todo))
+        pending: dict[Future[Any], Run] = {pool.submit(_execute, r): r for r in todo}
+        try:
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    r = pending.pop(fut)
+                    raw, config, wall = fut.result()
+                    _write_atomic(runs_dir / f"{r.key}.json",
+                                  json.dumps({"raw": raw, "config": config, "wall_time_s": wall}))
+                    done[r.key] = Result(raw, config, wall)
+                    bar.advance(task)
+        except BaseException:
+            for fut in pending:
+                fut.cancel()
+            raise
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (no optional dependency on tabulate)."""
+
+    def cell(v: Any) -> str:
+        if v is None or (isinstance(v, float) and v != v):
+            return ""
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+
+    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows])
