@@ -122,7 +122,7 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _UNIT = re.compile(r"(ns|us|ms|min|s)(?![A-Za-z0-9_])")
 _SEGMENT = r"[A-Za-z_][A-Za-z0-9_]*(?:->[A-Za-z0-9_]+)?"
-_NAME = re.compile(rf"{_SEGMENT}(?:\.(?:{_SEGMENT}|\d+)|\[\d+\])*")
+_NAME = re.compile(rf"{_SEGMENT}(?:\.(?:{_SEGMENT}|\d+))*")
 _SYMBOLS = ["<>", "[]", "<=", ">=", "==", "!=", "&&", "||", "<", ">", "!", "(", ")", "[", "]", "+", "-", "*", "/", ","]
 _KEYWORDS = {"and": "&&", "or": "||", "not": "!"}
 
