@@ -440,11 +440,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.quiet:
         console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                            f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"))
-    if result.failed:
-        table = result.table
-        first = table[table["status"] != "ok"].iloc[0]
-        _fail(f"{result.failed} run{'s' if result.failed != 1 else ''} failed (status and error in "
-              f"{out / sweep.RESULTS_FILE}); first: {first['error']}")
+    table = result.table
+    failed = table[table["status"] != "ok"] if len(table) else table
+    if len(failed):
+        # Failed runs of earlier sessions count too: the sweep as a whole is not clean.
+        _fail(f"{len(failed)} run{'s' if len(failed) != 1 else ''} failed (status and error in "
+              f"{out / sweep.RESULTS_FILE}; --retry-failed runs them again); first: {failed.iloc[0]['error']}")
         return EXIT_ENGINE_FAILURE
     return EXIT_OK
 

@@ -21,6 +21,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -82,13 +83,13 @@ class Executor:
     def _wait_any(self, pending: set[Any]) -> set[Any]:
         """The calls among ``pending`` that have completed, waiting up to POLL_S for one."""
         if self._client is not None:
-            from dask.distributed import wait
-
-            try:
-                done, _ = wait(list(pending), timeout=POLL_S, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                return set()
-            return set(done)
+            # distributed.wait looks for a default client, which this one is not: poll.
+            deadline = time.monotonic() + POLL_S
+            while True:
+                done = {f for f in pending if f.done()}
+                if done or time.monotonic() >= deadline:
+                    return done
+                time.sleep(0.005)
         done, _ = cf.wait(pending, timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
         return set(done)
 

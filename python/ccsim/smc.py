@@ -850,9 +850,13 @@ def run_batch(arg: tuple[_Plan, list[int]]) -> list[tuple[bool, float | None]]:
     out = []
     for seed in seeds:
         config["seed"] = seed
-        sim = _core.Simulation(json.dumps(config))
-        sim.run_until(sim.duration_ns)
-        out.append(judge(json.loads(sim.results_json()), plan))
+        try:
+            sim = _core.Simulation(json.dumps(config))
+            sim.run_until(sim.duration_ns)
+            raw = sim.results_json()
+        except Exception as exc:  # the engine's classes do not pickle: send the text
+            raise RuntimeError(f"seed {seed}: {type(exc).__name__}: {exc}") from None
+        out.append(judge(json.loads(raw), plan))
     return out
 
 

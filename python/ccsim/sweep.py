@@ -309,18 +309,25 @@ def summary_metrics(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_config(config_json: str) -> dict[str, Any]:
-    """Worker side: simulate one core configuration; the engine's results JSON and timing."""
+    """Worker side: simulate one core configuration; the engine's results JSON and timing, or
+    the error as text (the engine's exception classes do not pickle back to the parent)."""
     from . import _core
 
     started = time.perf_counter()
-    sim = _core.Simulation(config_json)
-    sim.run_until(sim.duration_ns)
-    raw = sim.results_json()
+    try:
+        sim = _core.Simulation(config_json)
+        sim.run_until(sim.duration_ns)
+        raw = sim.results_json()
+    except Exception as exc:
+        return {"error": _error_text(exc), "host": socket.gethostname()}
     return {"raw": raw, "wall_time_s": time.perf_counter() - started, "host": socket.gethostname()}
 
 
 def _error_text(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    field = getattr(exc, "field", "")  # the engine's ConfigError names the field apart
+    if field and field not in text:
+        text = f"{field}: {text}"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
@@ -599,6 +606,8 @@ def run_sweep(
                     for index, value, exc in executor.imap_unordered(run_config, configs):
                         if exc is not None:
                             record(runnable[index], None, _error_text(exc))
+                        elif "error" in value:
+                            record(runnable[index], None, value["error"])
                         else:
                             record(runnable[index], value, None)
     except KeyboardInterrupt:
