@@ -287,6 +287,9 @@ def test_a_start_window_gives_its_uniform_probability_and_first_passage(write_to
     lo, hi = r.interval
     assert lo <= 0.3 <= hi, (r.estimate, r.interval)
     assert r.random_elements == ["flows[0].start window (0..1 s)"]
+    # 400 runs instead of the Chernoff-Hoeffding count: the half-width is that of 400 runs.
+    assert r.epsilon == pytest.approx(math.sqrt(math.log(2 / 0.05) / 800))
+    assert abs(r.estimate - 0.3) < r.epsilon
     # The first-passage table is the empirical CDF of the outcomes' times, ending at the estimate.
     table = r.first_passage
     assert table["time_s"].iloc[0] == 0.0 and table["time_s"].iloc[-1] == 1.0

@@ -318,3 +318,10 @@ def test_a_dask_cluster_gives_the_local_results_bit_for_bit(sweep_dir: Path) -> 
     here = smc.check(sweep_dir / "base.toml", "Pr[<=1](<> queue.r->h2.length > 20)", runs=24, jobs=2)
     there = pd.read_parquet(sweep_dir / "smc-dask" / "outcomes.parquet")
     pd.testing.assert_frame_equal(here.outcomes, there, check_exact=True)
+
+
+def test_the_example_sweep_expands_and_its_points_validate() -> None:
+    spec = sweep.load_sweep(ROOT / "scenarios" / "sweeps" / "flagship_aqm_cc.toml")
+    runs = sweep.expand(spec)
+    assert len(runs) == 27 and all(r.config is not None for r in runs)
+    assert len({r.seed for r in runs}) == 3  # common seeds

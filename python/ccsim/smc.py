@@ -1172,7 +1172,9 @@ def check(
         {"run": "int64", "seed": "uint64", "satisfied": bool, "time_s": "float64"})
     result = SmcResult(
         query=parsed.text, mode="test" if testing else "estimate", runs=len(rows),
-        successes=int(outcomes["satisfied"].sum()), alpha=alpha, epsilon=None if testing else epsilon,
+        successes=int(outcomes["satisfied"].sum()), alpha=alpha,
+        # With a run count of the caller's, the Chernoff-Hoeffding half-width is that of the count.
+        epsilon=None if testing else epsilon if runs is None else math.sqrt(math.log(2.0 / alpha) / (2.0 * len(rows))),
         outcomes=outcomes, path=parsed.path, bound_s=parsed.bound_s, random_elements=elements,
         wall_time_s=time.perf_counter() - started, planned_runs=planned if runs is None else runs,
         where=ex.description,
