@@ -325,3 +325,24 @@ def test_the_example_sweep_expands_and_its_points_validate() -> None:
     runs = sweep.expand(spec)
     assert len(runs) == 27 and all(r.config is not None for r in runs)
     assert len({r.seed for r in runs}) == 3  # common seeds
+
+
+def _square_or_die(x: int) -> int:
+    if x == 3:
+        os._exit(17)  # a worker killed mid-run
+    return x * x
+
+
+def test_a_dying_worker_is_reported_and_does_not_raise() -> None:
+    from concurrent.futures import BrokenExecutor
+
+    from ccsim.executor import Executor
+
+    with Executor(jobs=2) as ex:
+        outcomes = list(ex.imap_unordered(_square_or_die, range(8), in_flight=2))
+    values = {i: v for i, v, e in outcomes if e is None}
+    broken = [i for i, _, e in outcomes if isinstance(e, BrokenExecutor)]
+    assert 3 in broken and all(values[i] == i * i for i in values)
+    # Every call is accounted for at most once; the ones never submitted are simply absent.
+    indices = [i for i, _, _ in outcomes]
+    assert len(indices) == len(set(indices)) and set(indices) <= set(range(8))

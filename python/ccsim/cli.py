@@ -440,6 +440,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.quiet:
         console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                            f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"))
+    if result.lost:
+        _fail(f"a worker process died: {result.lost} runs were left unfinished (the finished ones are kept in "
+              f"{out}); rerun the same command to run them")
+        return EXIT_ENGINE_FAILURE
     table = result.table
     failed = table[table["status"] != "ok"] if len(table) else table
     if len(failed):

@@ -12,7 +12,9 @@ local pool.
   scheduler (``dask scheduler`` + ``dask worker``); ccsim must be importable on the workers.
   A worker that dies takes its running calls with it; the scheduler runs them again elsewhere.
 
-A call that raises is reported with its exception; the others go on.
+A call that raises is reported with its exception; the others go on. A local worker process
+that dies (killed, out of memory) breaks the pool: its call and every one not yet finished are
+reported with ``concurrent.futures.BrokenExecutor`` and nothing more is submitted.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ class Executor:
         if scheduler is not None:
             from dask.distributed import Client  # imported on use: local sweeps need no Dask
 
-            self._client = Client(scheduler, set_as_default=False)
+            self._client = Client(scheduler, set_as_default=False, timeout="10s")
             self.workers = max(1, sum(w.get("nthreads", 1) for w in self._client.scheduler_info()["workers"].values()))
             self.description = f"Dask cluster at {scheduler} ({self.workers} worker threads)"
         else:
@@ -112,7 +114,14 @@ class Executor:
                     except StopIteration:
                         exhausted = True
                         break
-                    pending[self._submit(fn, arg)] = index
+                    try:
+                        pending[self._submit(fn, arg)] = index
+                    except cf.BrokenExecutor as exc:
+                        # A worker process died and took the pool with it: report this call
+                        # and submit no more (what was running is reported as it fails).
+                        yield index, None, exc
+                        exhausted = True
+                        break
                 if not pending:
                     return
                 for future in self._wait_any(set(pending)):

@@ -49,7 +49,7 @@ import shutil
 import signal
 import socket
 import time
-import tomllib
+from concurrent.futures import BrokenExecutor
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -475,6 +475,8 @@ class SweepResult:
     failed: int
     interrupted: bool = False
     out: Path | None = None
+    lost: int = 0
+    """Runs left unfinished because a local worker process died (they run on the next call)."""
 
 
 class _Terminated(KeyboardInterrupt):
@@ -579,7 +581,7 @@ def run_sweep(
         seen.add(run.key)
         todo.append(run)
     skipped = len(the_plan.runs) - len(todo)
-    ran = failed = 0
+    ran = failed = lost = 0
     interrupted = False
     bar = _SweepProgress(len(the_plan.runs), skipped) if progress else None
 
@@ -604,7 +606,9 @@ def run_sweep(
                         bar.start(executor.description)
                     configs = (json.dumps(r.config) for r in runnable)
                     for index, value, exc in executor.imap_unordered(run_config, configs):
-                        if exc is not None:
+                        if isinstance(exc, BrokenExecutor):
+                            lost += 1  # not the run's fault: left unfinished, run by the next call
+                        elif exc is not None:
                             record(runnable[index], None, _error_text(exc))
                         elif "error" in value:
                             record(runnable[index], None, value["error"])
@@ -618,8 +622,8 @@ def run_sweep(
         table = build_table(the_plan, out)
         _write_table(table, out)
     if interrupted:
-        raise SweepInterrupted(SweepResult(table, len(the_plan.runs), skipped, ran, failed, True, out))
-    return SweepResult(table, len(the_plan.runs), skipped, ran, failed, False, out)
+        raise SweepInterrupted(SweepResult(table, len(the_plan.runs), skipped, ran, failed, True, out, lost))
+    return SweepResult(table, len(the_plan.runs), skipped, ran, failed, False, out, lost)
 
 
 class SweepInterrupted(KeyboardInterrupt):
