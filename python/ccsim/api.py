@@ -163,8 +163,9 @@ class Result:
     def seed(self) -> int:
         return int(self.raw["seed"])
 
-    def write(self, out_dir: str | Path) -> list[Path]:
-        """Write tables (Parquet), ``summary.json`` and PNG plots into ``out_dir``."""
+    def write(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
+        """Write tables (Parquet), ``summary.json`` and (unless ``plots`` is false) PNG plots
+        into ``out_dir``."""
         from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_control, plot_goodput, plot_series  # matplotlib: only here
 
         out = Path(out_dir)
@@ -188,6 +189,8 @@ class Result:
         summary_path = out / "summary.json"
         summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         written.append(summary_path)
+        if not plots:
+            return written
         warmup_s = float(self.raw.get("warmup_s", 0.0))
         flow_labels = {
             str(f["id"]): f["name"] + (f" ({f['group']})" if f.get("group") else "") for f in self.raw["flows"]

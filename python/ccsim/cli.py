@@ -1,4 +1,4 @@
-"""The ``ccsim`` command: run, validate, list, and ``arima fit`` for RTT traces.
+"""The ``ccsim`` command: run, validate, list, ``arima fit`` for RTT traces, ``sweep`` and ``smc``.
 
 Every mistake in the input (file, field, argument) ends in one line on stderr that names the
 file, the field and what is allowed, and exit code 2 — never a traceback.
@@ -89,7 +89,79 @@ def _build_parser() -> argparse.ArgumentParser:
                                 "(a run's rtt_samples.parquet, from [trace] rtt = true, is read too)")
     arima_fit.add_argument("--column", help="the column holding the RTTs")
     arima_fit.add_argument("--flow", type=int, help="keep the rows of this flow (traces with a flow column)")
+    _add_sweep_commands(commands)
     return parser
+
+
+def _add_executor_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=_positive, metavar="N", help="local processes (default: all cores)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on an existing Dask distributed cluster, e.g. tcp://10.0.0.5:8786 "
+                            "(dask scheduler + dask worker; ccsim installed on the workers)")
+
+
+def _add_sweep_commands(commands: Any) -> None:
+    sweep = commands.add_parser(
+        "sweep", help="run a parameter sweep (grid x seeds) on local cores or a Dask cluster",
+        description="Run every point x seed of a sweep file into one results table (results.parquet) and "
+                    "per-run directories. Finished runs are kept: rerunning the command resumes.")
+    sweep.add_argument("file", metavar="SWEEP.toml", help="sweep file (see docs/sweeps.md)")
+    sweep.add_argument("--out", metavar="DIR", help="output directory (default: results/<sweep file name>)")
+    _add_executor_options(sweep)
+    sweep.add_argument("--plan", action="store_true",
+                       help="print the number of runs and an estimate of their cost (timed on short pieces), "
+                            "run nothing")
+    sweep.add_argument("--retry-failed", action="store_true", help="run again the runs recorded as failed")
+    sweep.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a key of the base scenario for every run (joins the sweep's [set])")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+
+    smc = commands.add_parser(
+        "smc", help="statistical model checking: probability of a query over random runs (UPPAAL SMC style)",
+        description="Estimate Pr[<=T](<> φ) or Pr[<=T]([] φ) (Chernoff-Hoeffding run count, Clopper-Pearson "
+                    "interval), or test Pr[<=T](...) >= p with Wald's SPRT. Series: queue.bottleneck.length, "
+                    "flow.0.cwnd, ncs.itae, ...; scalars: flows.0.goodput_bps, jain_index, ... "
+                    "(--vocabulary lists them for the scenario; docs/smc.md).")
+    smc.add_argument("file", metavar="FILE.toml", help="scenario file (with at least one random element)")
+    smc.add_argument("--query", "-q", help="e.g. 'Pr[<=30](<> ncs.itae > 8727)'")
+    smc.add_argument("--epsilon", type=_probability, default=0.05, help="estimation: half-width (default 0.05)")
+    smc.add_argument("--alpha", type=_probability, default=0.05,
+                     help="estimation: 1 - confidence; test: probability of rejecting a true bound (default 0.05)")
+    smc.add_argument("--runs", type=_positive, help="estimation: this many runs instead of the Chernoff-Hoeffding count")
+    smc.add_argument("--test", action="store_true",
+                     help="hypothesis test (the query must end in >= p or <= p; such a query is always tested)")
+    smc.add_argument("--delta", type=_probability, default=0.01, help="test: indifference region ± delta (default 0.01)")
+    smc.add_argument("--beta", type=_probability, default=0.05,
+                     help="test: probability of accepting a false bound (default 0.05)")
+    smc.add_argument("--max-runs", type=_positive, default=10_000, help="test: give up (undecided) after this many runs")
+    smc.add_argument("--seed", type=_seed, help="master seed (replaces simulation.seed); run i's seed derives from it")
+    smc.add_argument("--trace-interval", metavar="TIME", help="sampling interval of the queue/cwnd series (default 10ms)")
+    _add_set_option(smc)
+    _add_executor_options(smc)
+    smc.add_argument("--out", metavar="DIR", help="write smc.json, outcomes.parquet, first_passage.csv and .png here")
+    smc.add_argument("--vocabulary", action="store_true", help="list the names a query can use on this scenario")
+    smc.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
 
 
 def _add_set_option(parser: argparse.ArgumentParser) -> None:
@@ -388,8 +460,105 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _executor_error(args: argparse.Namespace, exc: BaseException) -> ScenarioError:
+    """A scheduler that cannot be reached is a bad argument, not a bug."""
+    return ScenarioError("", "--scheduler", f"cannot use the Dask scheduler at {args.scheduler}: "
+                         f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import sweep
+
+    spec = sweep.load_sweep(args.file, args.overrides)
+    out = Path(args.out) if args.out else Path("results") / Path(args.file).stem
+    console = _stdout_console()
+    if args.plan:
+        the_plan = sweep.plan(spec, out)
+        cost = sweep.estimate_cost(the_plan.runs)
+        for line in sweep.describe_plan(the_plan, args.jobs, args.scheduler, cost):
+            console.print(Text(line))
+        return EXIT_OK
+    progress = not args.quiet
+    try:
+        result = sweep.run_sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler,
+                                 retry_failed=args.retry_failed, progress=progress)
+    except sweep.SweepInterrupted as stop:
+        done = stop.result.skipped + stop.result.ran
+        _fail(f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
+              "rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        if args.scheduler:
+            raise _executor_error(args, exc) from None
+        raise
+    if not args.quiet:
+        console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
+                           f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"))
+    if result.lost:
+        _fail(f"a worker process died: {result.lost} runs were left unfinished (the finished ones are kept in "
+              f"{out}); rerun the same command to run them")
+        return EXIT_ENGINE_FAILURE
+    table = result.table
+    failed = table[table["status"] != "ok"] if len(table) else table
+    if len(failed):
+        # Failed runs of earlier sessions count too: the sweep as a whole is not clean.
+        _fail(f"{len(failed)} run{'s' if len(failed) != 1 else ''} failed (status and error in "
+              f"{out / sweep.RESULTS_FILE}; --retry-failed runs them again); first: {failed.iloc[0]['error']}")
+        return EXIT_ENGINE_FAILURE
+    return EXIT_OK
+
+
+def _cmd_smc(args: argparse.Namespace) -> int:
+    from . import smc
+
+    if args.vocabulary:
+        for name in smc.vocabulary(args.file, args.overrides):
+            print(name)
+        return EXIT_OK
+    if not args.query:
+        raise ScenarioError("", "--query", "a query is required, e.g. --query 'Pr[<=30](<> ncs.itae > 8727)'")
+    try:
+        query = smc.parse_query(args.query)
+    except smc.QueryError as exc:
+        raise ScenarioError("", "--query", _query_problem(exc)) from None
+    if args.test and query.comparison is None:
+        raise ScenarioError("", "--test", "a test needs a probability bound in the query, e.g. "
+                            f"'{args.query} >= 0.1'")
+    try:
+        result = smc.check(args.file, query, epsilon=args.epsilon, alpha=args.alpha, runs=args.runs,
+                           delta=args.delta, beta=args.beta, max_runs=args.max_runs, seed=args.seed,
+                           overrides=args.overrides, trace_interval=args.trace_interval, jobs=args.jobs,
+                           scheduler=args.scheduler, progress=not args.quiet)
+    except smc.QueryError as exc:
+        raise ScenarioError("", "--query", _query_problem(exc)) from None
+    except ValueError as exc:
+        if isinstance(exc, ScenarioError):
+            raise
+        raise ScenarioError("", "", str(exc)) from None
+    except OSError as exc:
+        if args.scheduler:
+            raise _executor_error(args, exc) from None
+        raise
+    console = _stdout_console()
+    for line in result.summary_lines():
+        console.print(Text(line))
+    if args.out:
+        written = result.write(args.out)
+        console.print(Text(f"wrote {', '.join(p.name for p in written)} to {args.out}"))
+    return EXIT_OK
+
+
+def _query_problem(exc: Any) -> str:
+    """A query error on one line: the column, the message, and the text from that column."""
+    rest = exc.query[exc.column - 1:]
+    at = f" (at {rest[:30]!r})" if rest.strip() else " (at the end)"
+    return f"column {exc.column}{at}: {exc.message}"
+
+
 _COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "arima": _cmd_arima,
-             "reproduce": _cmd_reproduce}
+             "sweep": _cmd_sweep, "smc": _cmd_smc, "reproduce": _cmd_reproduce}
 
 
 def _fail(message: str) -> None:
@@ -410,7 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccsim {__version__}")
         return EXIT_OK
     if args.command is None:
-        _fail("a command is required: run, validate, list, reproduce or arima (see 'ccsim --help')")
+        _fail("a command is required: run, validate, list, reproduce, sweep, smc or arima (see 'ccsim --help')")
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:

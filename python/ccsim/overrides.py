@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import ScenarioError
 
-__all__ = ["apply_overrides", "parse_key", "parse_value"]
+__all__ = ["apply_overrides", "parse_key", "parse_value", "set_value"]
 
 # Keys whose value may be a bare model name or a table with `kind` (fields.py).
 ALGORITHM_KEYS = frozenset({"queue", "cc", "transport", "app", "controller", "reference"})
@@ -111,3 +111,17 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], file: str) -> li
         _set(data, parts, parse_value(raw.strip()), [], file, key)
         applied.append((_path_text(parts), text))
     return applied
+
+
+def set_value(data: dict[str, Any], key: str, value: Any, file: str) -> str:
+    """Set ``key`` (as in ``--set``) to an already parsed ``value`` in place, with the rules of
+    ``--set`` (a key on a list of tables applies to every element); the normalized key.
+    Sweeps use it for the values of their grids and points."""
+    try:
+        parts = parse_key(key)
+    except ValueError as exc:
+        raise ScenarioError(file, key, f"bad key: {exc}") from None
+    if isinstance(parts[0], int):
+        raise ScenarioError(file, key, "bad key: a key starts with a table name, e.g. simulation")
+    _set(data, parts, value, [], file, key)
+    return _path_text(parts)
