@@ -18,8 +18,8 @@ from ccsim.reproduce import ecn_codel
 FIGURES = [f"figure_{n}_{what}.png" for n, what in [
     (3, "retransmissions"), (4, "throughput"), (5, "queue_bytes"), (6, "sojourn"), (7, "throughput"),
     (8, "retransmissions"), (9, "queue_bytes"), (10, "sojourn"), (11, "throughput"), (12, "throughput"),
-    (13, "drops")]]
-TABLES = ["figure_13_drops", "summary", "per_flow_throughput"]
+    (13, "drops")]] + ["sensitivity_rtt.png"]
+TABLES = ["figure_13_drops", "summary", "per_flow_throughput", "sensitivity_rtt"]
 PUBLISHED = {"2 flows, 50 Mbit/s": (32, 10), "5 flows, 50 Mbit/s": (99, 22), "10 flows, 50 Mbit/s": (441, 1),
              "10 flows, 500 Mbit/s": (183, 1)}
 
@@ -66,6 +66,20 @@ def test_summary_columns_are_complete(out: Path) -> None:
     flows = pd.read_csv(out / "per_flow_throughput.csv")
     assert not flows.isna().any().any()
     assert set(flows.groupby(["experiment", "queue"]).size()) <= {2, 5, 10}
+
+
+def test_rtt_sensitivity_table_is_complete(out: Path) -> None:
+    sens = pd.read_csv(out / "sensitivity_rtt.csv")
+    # The scenario files' 10 ms and the quick form's extra delay, for each 50 Mbit/s scenario.
+    assert len(sens) == len(ecn_codel.SENSITIVITY) * (1 + len(ecn_codel.SENS_DELAYS_QUICK))
+    assert not sens.isna().any().any()
+    assert (sens.base_rtt_ms == 2 * (sens.bottleneck_delay_ms + 2)).all()
+    # The runs at the files' delay are the main runs: same drop counts as the summary.
+    summary = pd.read_csv(out / "summary.csv").set_index(["experiment", "queue"])
+    at_file = sens[sens.bottleneck_delay_ms == ecn_codel.FILE_DELAY_MS].set_index("experiment")
+    for label, row in at_file.iterrows():
+        assert row.codel_drops == summary.loc[(label, "CoDel"), "drops"]
+        assert row.ecn_codel_drops == summary.loc[(label, "ECN-enhanced CoDel"), "drops"]
 
 
 def test_findings_the_quick_run_shows(out: Path) -> None:

@@ -69,9 +69,20 @@ EXPERIMENTS = [
 BY_KEY = {e.key: e for e in EXPERIMENTS}
 
 
-def _scenario(exp: Experiment, queue: str, quick: bool) -> dict[str, Any]:
+# Sensitivity to the base RTT, which the paper does not give (not a figure of the paper): the
+# 50 Mbit/s scenarios with other bottleneck delays than the files' 10 ms (base RTT 24 ms).
+SENSITIVITY = ["flows2", "flows5", "flows10"]
+SENS_DELAYS_FULL = ["2ms", "25ms", "40ms"]
+SENS_DELAYS_QUICK = ["40ms"]
+FILE_DELAY_MS = 10.0
+ACCESS_DELAY_MS = 1.0
+
+
+def _scenario(exp: Experiment, queue: str, quick: bool, delay: str | None = None) -> dict[str, Any]:
     data = tomllib.loads((SCENARIOS / exp.file).read_text(encoding="utf-8"))
     topo = data["topology"]
+    if delay is not None:
+        topo["bottleneck"]["delay"] = delay
     topo["bottleneck"]["queue"].update(QUEUES[queue][1])
     if exp.rate is not None:
         topo["bottleneck"]["rate"] = exp.rate
@@ -82,14 +93,18 @@ def _scenario(exp: Experiment, queue: str, quick: bool) -> dict[str, Any]:
     return data
 
 
-def _key(exp: Experiment, queue: str, seed: int) -> str:
-    return f"{exp.key}-{queue}-s{seed}"
+def _key(exp: Experiment, queue: str, seed: int, delay: str | None = None) -> str:
+    return f"{exp.key}{'' if delay is None else '-d' + delay}-{queue}-s{seed}"
 
 
 def runs(quick: bool) -> list[Run]:
     seeds = SEEDS_QUICK if quick else SEEDS_FULL
-    return [Run(key=_key(e, q, s), scenario=_scenario(e, q, quick), seed=s)
+    main = [Run(key=_key(e, q, s), scenario=_scenario(e, q, quick), seed=s)
             for e in EXPERIMENTS for q in QUEUES for s in seeds]
+    sens = [Run(key=_key(BY_KEY[k], q, s, d), scenario=_scenario(BY_KEY[k], q, quick, d), seed=s)
+            for k in SENSITIVITY for d in (SENS_DELAYS_QUICK if quick else SENS_DELAYS_FULL)
+            for q in QUEUES for s in seeds]
+    return main + sens
 
 
 # ----- measures of one run -----------------------------------------------------------------
@@ -192,9 +207,53 @@ def measures(r: Any, exp: Experiment) -> dict[str, float]:
 # ----- tables and figures ----------------------------------------------------------------
 
 
-def _seeds(results: Mapping[str, Any], exp: Experiment, queue: str) -> list[int]:
-    prefix = f"{exp.key}-{queue}-s"
+def _seeds(results: Mapping[str, Any], exp: Experiment, queue: str, delay: str | None = None) -> list[int]:
+    prefix = _key(exp, queue, 0, delay)[:-1]
     return sorted(int(k[len(prefix):]) for k in results if k.startswith(prefix))
+
+
+def _delays(results: Mapping[str, Any]) -> list[str]:
+    """The bottleneck delays of the sensitivity runs present, sorted."""
+    found = {k.split("-d", 1)[1].split("-", 1)[0] for k in results if "-d" in k}
+    return sorted(found, key=lambda d: float(d.removesuffix("ms")))
+
+
+def _sensitivity(results: Mapping[str, Any]) -> pd.DataFrame:
+    rows = []
+    for key in SENSITIVITY:
+        exp = BY_KEY[key]
+        delays: list[str | None] = [*_delays(results), None]
+        for delay in sorted(delays, key=lambda d: FILE_DELAY_MS if d is None else float(d.removesuffix("ms"))):
+            ms = FILE_DELAY_MS if delay is None else float(delay.removesuffix("ms"))
+            row: dict[str, Any] = {"experiment": exp.label, "bottleneck_delay_ms": ms,
+                                   "base_rtt_ms": 2 * (ms + 2 * ACCESS_DELAY_MS)}
+            for qi, queue in enumerate(QUEUES):
+                seeds = _seeds(results, exp, queue, delay)
+                m = pd.DataFrame([measures(results[_key(exp, queue, s, delay)], exp) for s in seeds])
+                row[f"{queue}_drops"] = float(m["drops"].mean())
+                row[f"paper_{queue}_drops"] = exp.paper_drops[qi] if exp.paper_drops else float("nan")
+                row[f"{queue}_mean_sojourn_ms"] = float(m["mean_sojourn_ms"].mean())
+            row["seeds"] = len(seeds)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fig_sensitivity(table: pd.DataFrame) -> Any:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(SENSITIVITY), figsize=(11, 3.4), sharey=True)
+    for ax, key in zip(axes, SENSITIVITY):
+        part = table[table.experiment == BY_KEY[key].label]
+        for queue in QUEUES:
+            ax.plot(part.base_rtt_ms, part[f"{queue}_drops"], "o-", color=COLORS[queue], label=_label(queue))
+            ax.axhline(part[f"paper_{queue}_drops"].iloc[0], color=COLORS[queue], ls="--", lw=0.8)
+        ax.set_title(BY_KEY[key].label, fontsize=9, loc="left")
+        ax.set_xlabel("base RTT (ms)")
+        ax.set_yscale("symlog", linthresh=10)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("drops (dashed: paper)")
+    axes[0].legend(fontsize=7)
+    return fig
 
 
 def _summary(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -397,6 +456,22 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         out.note(" ".join(lines) + f" Figure: seed {FIGURE_SEED}.")
         fig = _fig_throughput(results, exp) if what == "throughput" else _fig_overlay(results, exp, what)
         out.figure(name, fig, caption)
+
+    _analyze_sensitivity(results, out)
+
+
+def _analyze_sensitivity(results: Mapping[str, Any], out: Artifacts) -> None:
+    table = _sensitivity(results)
+    out.section("Sensitivity (not in the paper): base RTT")
+    out.note(
+        "The paper does not give its link delays. These runs repeat the 50 Mbit/s scenarios with other "
+        "bottleneck delays than the scenario files' 10 ms (base RTT 24 ms, the value used everywhere "
+        "else), to show how much the unknown RTT moves the drop counts. Means over "
+        f"{int(table.seeds.max())} seed(s)."
+    )
+    out.table("sensitivity_rtt", table, "Drops and mean sojourn against the base RTT (50 Mbit/s).")
+    out.figure("sensitivity_rtt", _fig_sensitivity(table), "Drops against the base RTT; dashed lines: the "
+               "published counts.")
 
 
 PAPER = Paper(
