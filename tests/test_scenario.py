@@ -128,7 +128,7 @@ def test_flows_compile_with_endpoints_windows_and_replicas(write_toml) -> None:
     assert replicas[0]["cc"] is None
     assert replicas[0]["app"] == {"kind": "bulk", "params": {}}
     assert (replicas[0]["start_ns"], replicas[0]["start_max_ns"]) == (0, None)
-    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "events": False, "messages": False, "rtt": False}
+    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "flow_counters": False, "events": False, "messages": False, "rtt": False}
 
 
 def test_sources_and_sinks_give_each_side_its_own_delay(write_toml) -> None:

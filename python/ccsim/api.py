@@ -68,7 +68,9 @@ class Result:
         traces = self.raw.get("traces") or {}
         columns = ["time_s"] + sorted(c for c in traces if c != "time_s")
         self.traces = pd.DataFrame({c: traces.get(c, []) for c in columns})
-        """``time_s`` plus one column per series, e.g. ``queue.A->B.len_pkts``, ``flow.0.cwnd_bytes``."""
+        """``time_s`` plus one column per series, e.g. ``queue.A->B.len_pkts``, ``flow.0.cwnd_bytes``;
+        with ``[trace] flow_counters = true`` also ``flow.0.delivered_bytes`` and
+        ``flow.0.retransmissions`` (cumulative over the measured window)."""
         log = self.raw.get("queue_events")
         self.queue_events = pd.DataFrame(log) if log else None
         """Every drop and mark (``time_s``, ``queue``, ``flow``, ``event``) when ``trace.events`` is on."""

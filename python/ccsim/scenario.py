@@ -172,6 +172,9 @@ class Trace(StrictModel):
     interval: Time
     queues: list[str] = Field(default_factory=list)
     cwnd: bool = True
+    flow_counters: bool = False
+    """Sample each flow's delivered bytes and retransmissions, cumulative over the measured
+    window (``flow.N.delivered_bytes``, ``flow.N.retransmissions``): throughput over time."""
     events: bool = False
     """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
     messages: bool = False
@@ -440,6 +443,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "interval_ns": trace.interval if trace else None,
             "queues": list(trace.queues) if trace else [],
             "cwnd": trace.cwnd if trace else True,
+            "flow_counters": trace.flow_counters if trace else False,
             "events": trace.events if trace else False,
             "messages": trace.messages if trace else False,
             "rtt": trace.rtt if trace else False,

@@ -167,6 +167,10 @@ pub struct TraceSpec {
     /// Sample each TCP flow's cwnd (bytes).
     #[serde(default = "yes")]
     pub cwnd: bool,
+    /// Sample each flow's delivered bytes and retransmissions, cumulative over the measured
+    /// window (`flow.N.delivered_bytes`, `flow.N.retransmissions`): throughput over time.
+    #[serde(default)]
+    pub flow_counters: bool,
     /// Log every drop and mark with its time, queue and flow.
     #[serde(default)]
     pub events: bool,

@@ -54,6 +54,8 @@ struct Sampler {
     interval: Time,
     queues: Vec<u32>,
     cwnd_flows: Vec<u32>,
+    /// Flows whose cumulative delivered bytes and retransmissions are sampled.
+    counter_flows: Vec<u32>,
     time: Vec<f64>,
     columns: Vec<Vec<f64>>,
 }
@@ -283,8 +285,9 @@ impl Simulation {
                 } else {
                     Vec::new()
                 };
-                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len()];
-                Some(Sampler { interval, queues, cwnd_flows, time: Vec::new(), columns })
+                let counter_flows: Vec<u32> = if cfg.trace.flow_counters { (0..flows.len() as u32).collect() } else { Vec::new() };
+                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
+                Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns })
             }
             _ => None,
         };
@@ -797,6 +800,12 @@ impl Simulation {
             s.columns[c].push(self.endpoints[2 * f as usize].cwnd().unwrap_or(0) as f64);
             c += 1;
         }
+        for &f in &s.counter_flows {
+            let fs = &self.flow_stats[f as usize];
+            s.columns[c].push(fs.bytes_delivered as f64);
+            s.columns[c + 1].push(fs.retransmissions as f64);
+            c += 2;
+        }
         let next = self.now + s.interval;
         if next <= self.duration {
             self.events.push(next, Event::Sample);
@@ -953,6 +962,11 @@ impl Simulation {
             for &f in &s.cwnd_flows {
                 traces.insert(format!("flow.{f}.cwnd_bytes"), s.columns[c].clone());
                 c += 1;
+            }
+            for &f in &s.counter_flows {
+                traces.insert(format!("flow.{f}.delivered_bytes"), s.columns[c].clone());
+                traces.insert(format!("flow.{f}.retransmissions"), s.columns[c + 1].clone());
+                c += 2;
             }
         }
         Results {

@@ -184,6 +184,32 @@ fn traces_have_one_row_per_interval() {
 }
 
 #[test]
+fn flow_counter_traces_give_throughput_over_time() {
+    // One NewReno flow through a 10 Mbit/s bottleneck with a 1 s warm-up: the counters are
+    // cumulative over the measured window, so they are 0 before it and end at the flow's
+    // totals; once the window is full, a 5 s difference is the bottleneck's payload rate.
+    let mut cfg = one_flow_10mbps();
+    cfg.duration_ns = 10 * SEC;
+    cfg.warmup_ns = SEC;
+    cfg.trace = TraceSpec { interval_ns: Some(100 * MS), flow_counters: true, ..TraceSpec::default() };
+    let (_, r) = run(&cfg);
+    let delivered = &r.traces["flow.0.delivered_bytes"];
+    let retx = &r.traces["flow.0.retransmissions"];
+    assert_eq!(delivered.len(), r.traces["time_s"].len());
+    assert!(delivered[..10].iter().all(|&b| b == 0.0), "nothing counts before the warm-up");
+    assert!(delivered.windows(2).all(|w| w[0] <= w[1]) && retx.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(*delivered.last().unwrap(), r.flows[0].bytes_delivered as f64);
+    assert_eq!(*retx.last().unwrap(), r.flows[0].retransmissions as f64);
+    assert!(r.flows[0].retransmissions > 0, "the 17-packet buffer overflows");
+    let rate = (delivered[90] - delivered[40]) * 8.0 / 5.0;
+    let payload_rate = 10e6 * 1448.0 / 1500.0;
+    assert!(rate > 0.85 * payload_rate && rate <= payload_rate * 1.01, "{rate}");
+    // Off by default: no such columns.
+    cfg.trace.flow_counters = false;
+    assert!(!run(&cfg).1.traces.contains_key("flow.0.delivered_bytes"));
+}
+
+#[test]
 fn bad_configurations_name_the_field() {
     let mut cfg = one_flow_10mbps();
     cfg.flows[0].cc = Some(AlgoSpec::named("tahoe"));
