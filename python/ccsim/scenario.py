@@ -179,6 +179,9 @@ class Trace(StrictModel):
     rtt: bool = False
     """Log every RTT sample of every TCP sender with its time and flow (``Result.rtt_samples``;
     the input of ``ccsim arima fit``)."""
+    delivered: bool = False
+    """Sample every flow's application bytes delivered in order so far (``flow.N.delivered_bytes``,
+    counted from the warm-up as goodput is): throughput over time."""
 
     @model_validator(mode="after")
     def _interval_positive(self) -> Trace:
@@ -443,6 +446,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "events": trace.events if trace else False,
             "messages": trace.messages if trace else False,
             "rtt": trace.rtt if trace else False,
+            "delivered": trace.delivered if trace else False,
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": jain_flows,

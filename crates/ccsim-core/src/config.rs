@@ -176,6 +176,10 @@ pub struct TraceSpec {
     /// Log every RTT sample of every TCP sender with its time and flow.
     #[serde(default)]
     pub rtt: bool,
+    /// Sample every flow's application bytes delivered in order so far (counted from the
+    /// warm-up, as goodput): throughput over time.
+    #[serde(default)]
+    pub delivered: bool,
 }
 
 fn yes() -> bool {

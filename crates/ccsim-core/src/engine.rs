@@ -54,6 +54,8 @@ struct Sampler {
     interval: Time,
     queues: Vec<u32>,
     cwnd_flows: Vec<u32>,
+    /// Flows whose delivered bytes are sampled (every flow with `trace.delivered`).
+    delivered_flows: Vec<u32>,
     time: Vec<f64>,
     columns: Vec<Vec<f64>>,
 }
@@ -283,8 +285,9 @@ impl Simulation {
                 } else {
                     Vec::new()
                 };
-                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len()];
-                Some(Sampler { interval, queues, cwnd_flows, time: Vec::new(), columns })
+                let delivered_flows: Vec<u32> = if cfg.trace.delivered { (0..flows.len() as u32).collect() } else { Vec::new() };
+                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + delivered_flows.len()];
+                Some(Sampler { interval, queues, cwnd_flows, delivered_flows, time: Vec::new(), columns })
             }
             _ => None,
         };
@@ -797,6 +800,10 @@ impl Simulation {
             s.columns[c].push(self.endpoints[2 * f as usize].cwnd().unwrap_or(0) as f64);
             c += 1;
         }
+        for &f in &s.delivered_flows {
+            s.columns[c].push(self.flow_stats[f as usize].bytes_delivered as f64);
+            c += 1;
+        }
         let next = self.now + s.interval;
         if next <= self.duration {
             self.events.push(next, Event::Sample);
@@ -952,6 +959,10 @@ impl Simulation {
             }
             for &f in &s.cwnd_flows {
                 traces.insert(format!("flow.{f}.cwnd_bytes"), s.columns[c].clone());
+                c += 1;
+            }
+            for &f in &s.delivered_flows {
+                traces.insert(format!("flow.{f}.delivered_bytes"), s.columns[c].clone());
                 c += 1;
             }
         }

@@ -184,6 +184,27 @@ fn traces_have_one_row_per_interval() {
 }
 
 #[test]
+fn delivered_bytes_trace_counts_up_to_the_flows_total_from_the_warmup() {
+    let mut cfg = one_flow_10mbps();
+    cfg.duration_ns = 3 * SEC;
+    cfg.warmup_ns = SEC;
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), delivered: true, ..TraceSpec::default() };
+    let (_, r) = run(&cfg);
+    let (t, d) = (&r.traces["time_s"], &r.traces["flow.0.delivered_bytes"]);
+    assert_eq!(d.len(), t.len());
+    // Cumulative, in whole segments of in-order data, nothing counted before the warm-up.
+    assert!(d.windows(2).all(|w| w[0] <= w[1]));
+    assert!(t.iter().zip(d).all(|(&t, &d)| t >= 1.0 || d == 0.0));
+    // The last sample is at the end of the run: the flow's total.
+    assert_eq!(*t.last().unwrap(), 3.0);
+    assert_eq!(*d.last().unwrap(), r.flows[0].bytes_delivered as f64);
+    // Over the second half the link is full: the slope is the goodput, within a few segments.
+    let at = |s: f64| d[t.iter().position(|&x| (x - s).abs() < 1e-9).unwrap()];
+    let slope = (at(3.0) - at(2.0)) * 8.0;
+    assert!((slope - r.flows[0].goodput_bps).abs() < 0.05 * r.flows[0].goodput_bps, "{slope} vs {}", r.flows[0].goodput_bps);
+}
+
+#[test]
 fn bad_configurations_name_the_field() {
     let mut cfg = one_flow_10mbps();
     cfg.flows[0].cc = Some(AlgoSpec::named("tahoe"));
