@@ -446,7 +446,8 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "events": trace.events if trace else False,
             "messages": trace.messages if trace else False,
             "rtt": trace.rtt if trace else False,
-            "delivered": trace.delivered if trace else False,
+            # Only when asked for: the engine's default is off, and configs stay as they were.
+            **({"delivered": True} if trace and trace.delivered else {}),
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": jain_flows,
