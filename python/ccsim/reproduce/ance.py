@@ -386,7 +386,7 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     for name in DUMBBELL_TECHNIQUES:
         row = {"technique": name, **dumbbell_metrics(dumb[name])}
         s = sweep[name]
-        for col in ("total_pkts_s", "jain", "queue_mean_pkts", "itae_sum"):
+        for col in ("total_pkts_s", "jain", "utilization", "queue_mean_pkts", "itae_sum", "itae_integral"):
             row[f"{col}_mean"] = float(s[col].mean())
             row[f"{col}_min"] = float(s[col].min())
             row[f"{col}_max"] = float(s[col].max())
