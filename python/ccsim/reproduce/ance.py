@@ -422,7 +422,8 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         fig, ax = plt.subplots(figsize=(9, 3.5))
         for name in names:
             parts = [throughput(dumb[name], i) for i in range(3)]
-            ax.plot(parts[0][0], sum(p[1] for p in parts), lw=1.0, color=COLORS[name], label=name)
+            ax.plot(parts[0][0], sum(p[1] for p in parts), lw=1.0, color=COLORS[name], label=name,
+                    ls="--" if name == "ENCN" else "-")  # ENCN and ANCE can coincide
         ax.set_xlabel("time (s)")
         ax.set_ylabel("total T (packets/s)")
         ax.set_ylim(0, 200)
