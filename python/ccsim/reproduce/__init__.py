@@ -30,6 +30,7 @@ __all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce"]
 _MODULES: dict[str, str] = {
     "dedu-ncs": "dedu",
     "ance": "ance",
+    "ca-artt": "ca_artt",
     "ecn-codel": "ecn_codel",
 }
 
