@@ -23,8 +23,8 @@ develop: setup
 	$(BIN)/maturin develop --release --quiet
 
 run: develop
-	$(BIN)/ccsim run scenarios/flagship.toml --out results/flagship
-	@echo "Results written to results/flagship (summary.json, *.parquet, *.png)"
+	$(BIN)/ccsim reproduce all --quick --out results/reproductions
+	@echo "Reports: results/reproductions/*/report.md (one per paper; tables as CSV/Markdown, figures as PNG)"
 
 test: develop test-rust test-python
 
