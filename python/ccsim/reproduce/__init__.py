@@ -51,6 +51,8 @@ class Artifacts:
 
     out: Path
     sections: list[tuple[str, list[str]]] = field(default_factory=list)
+    jobs: int | None = None
+    """The ``--jobs`` of the reproduction, for analyses that simulate more (e.g. ``ccsim.smc``)."""
 
     def section(self, title: str) -> None:
         """Start a section of the report (one per table or figure of the paper)."""
@@ -164,7 +166,7 @@ def reproduce(
     if todo:
         _run_all(todo, runs_dir, done, jobs, progress, f"{paper_id}{' (quick)' if quick else ''}")
     wall = time.perf_counter() - started
-    artifacts = Artifacts(out)
+    artifacts = Artifacts(out, jobs=jobs)
     p.analyze(done, artifacts, quick)
     report = out / "report.md"
     lines = [f"# {p.title}", "", f"Reproduction `{p.id}` of `shared/papers/{p.file}`"

@@ -5,8 +5,8 @@ and a networked control loop of sec. 4 (Figures 10-30, 32-35), from
 
 Each technique changes only the router queues, the TCP senders' congestion control, their ECN
 capability and initial ssthresh (:data:`TECHNIQUES`). The paper prints no numbers except Table 4
-(statistical model checking, produced by ``ccsim smc``: see :func:`smc_inputs`); its findings
-are statements about its figures, checked in ``findings.csv``.
+(statistical model checking, reproduced with :mod:`ccsim.smc` by :func:`table_4`, with Figure 31);
+its findings are statements about its figures, checked in ``findings.csv``.
 
 Throughput is the paper's ``T = NP / Time`` (NP: packets transmitted and acknowledged, here
 segments delivered in order) as it grows over the run; the ITAE of Figures 30 and 33 is the
@@ -131,10 +131,64 @@ def dumbbell_scenario(name: str) -> dict[str, Any]:
     return data
 
 
-def smc_inputs() -> dict[str, dict[str, Any]]:
-    """HOOK for ``ccsim smc`` (Table 4, Figure 31): per technique of Table 4, the scenario whose
-    property is "the loop's itae_sum exceeds ITAE_THRESHOLD within 30 s"."""
+SMC_QUERY = f"Pr[<=30](<> ncs.itae > {ITAE_THRESHOLD:g})"
+"""Table 4's property in ``ccsim.smc``'s language: the loop's running per-sample ITAE sum exceeds
+8727 rad.s within 30 s."""
+SMC_EPSILON = 0.05
+SMC_ALPHA = 0.05
+"""Table 4's 95 % confidence; epsilon = 0.05 makes its 0.1-wide intervals (UPPAAL's defaults)."""
+SMC_RUNS_QUICK = 30
+"""Runs per technique in the quick form (the full form: the Chernoff-Hoeffding count, 738)."""
+
+
+def smc_scenarios() -> dict[str, dict[str, Any]]:
+    """Per technique of Table 4 (in the paper's order), the dumbbell whose runs ``ccsim.smc``
+    draws. Its random elements are the ones the scenario declares, unchanged: the three TCP
+    flows' start windows (0..100 ms) and, for RED and PIE, the queues' own random draws."""
     return {name: dumbbell_scenario(name) for name in PUBLISHED_TABLE_4}
+
+
+def smc_full_runs() -> int:
+    import ccsim.smc
+
+    return ccsim.smc.chernoff_runs(SMC_EPSILON, SMC_ALPHA)
+
+
+def table_4(quick: bool, jobs: int | None = None) -> dict[str, Any]:
+    """Table 4: ``SMC_QUERY`` estimated per technique with ``ccsim.smc.check`` (one executor
+    for all six), the Chernoff-Hoeffding number of runs for ``SMC_EPSILON``/``SMC_ALPHA``
+    (738), or ``SMC_RUNS_QUICK`` in the quick form. Technique -> ``SmcResult``."""
+    import ccsim
+    import ccsim.smc
+    from ccsim.executor import Executor
+
+    n = SMC_RUNS_QUICK if quick else None
+    with Executor(jobs=jobs) as ex:
+        return {name: ccsim.smc.check(ccsim.from_dict(s), SMC_QUERY, epsilon=SMC_EPSILON, alpha=SMC_ALPHA, runs=n,
+                                      executor=ex)
+                for name, s in smc_scenarios().items()}
+
+
+def table_4_frame(results: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per technique: runs, crossings, the estimate with its Clopper-Pearson interval and
+    the Chernoff-Hoeffding interval (estimate ± epsilon, the form of the paper's intervals), the
+    published interval beside them, and when the crossings happened."""
+    rows = []
+    for name, r in results.items():
+        lo, hi = r.interval
+        clo, chi = r.chernoff_interval
+        times = r.outcomes["time_s"].dropna()
+        plo, phi = PUBLISHED_TABLE_4[name]
+        rows.append({
+            "technique": name, "runs": r.runs, "crossed": r.successes, "estimate": r.estimate,
+            "clopper_pearson_low": lo, "clopper_pearson_high": hi,
+            "epsilon": r.epsilon, "chernoff_low": clo, "chernoff_high": chi,
+            "paper_low": plo, "paper_high": phi,
+            "paper_in_interval": "yes" if lo <= phi and plo <= hi else "no",
+            "first_crossing_min_s": float(times.min()) if len(times) else float("nan"),
+            "first_crossing_median_s": float(times.median()) if len(times) else float("nan"),
+        })
+    return pd.DataFrame(rows)
 
 
 def _seeds(quick: bool) -> list[int]:
@@ -493,15 +547,45 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
 
     itae_plot(AQM_TECHNIQUES, "figure_30", "Figure 30: ITAE of the UDP-like NCS flow per technique")
 
-    out.section("Table 4 and Figure 31: statistical model checking (HOOK: produced by `ccsim smc`)")
-    published = ", ".join(f"{n} {lo:g} to {hi:g}" for n, (lo, hi) in PUBLISHED_TABLE_4.items() if n != "ANCE")
-    out.note("**Not produced by `ccsim reproduce`.** Table 4 (the probability interval, at 95 % confidence, that "
-             "the ITAE exceeds 8727 rad.s within 30 s) and Figure 31 (its cumulative distribution over time) "
-             "come from UPPAAL SMC in the paper; in ccsim they are produced by the statistical model checker "
-             "`ccsim smc` once it is available, on the scenarios `ccsim.reproduce.ance.smc_inputs()` returns "
-             "(the dumbbell of sec. 4 per technique; property: `itae_sum > 8727` within 30 s). "
-             f"Published: {published} (ENCN and ANCE together). The seed counts in the dumbbell table are "
-             "not a substitute.")
+    smc = table_4(quick, out.jobs)
+    first = next(iter(smc.values()))
+    elements = "; ".join(e for e in first.random_elements)
+    t4 = table_4_frame(smc)
+    out.section("Table 4: probability that the ITAE exceeds 8727 rad.s within 30 s (statistical model checking)")
+    out.note(f"`ccsim.smc` on the sec. 4 dumbbell per technique, query `{SMC_QUERY}`: "
+             + (f"**quick form: {SMC_RUNS_QUICK} runs per technique**, so the Chernoff-Hoeffding half-width is "
+                f"epsilon = {first.epsilon:.3f}, not the paper's 0.05 (the full form runs "
+                f"{smc_full_runs()} per technique)" if quick else
+                f"{first.runs} runs per technique, the Chernoff-Hoeffding count for epsilon = {SMC_EPSILON:g}, "
+                f"alpha = {SMC_ALPHA:g} (as UPPAAL SMC)")
+             + f". Intervals at {100 * (1 - SMC_ALPHA):g} % confidence: Clopper-Pearson (exact) and "
+             "estimate ± epsilon (Chernoff-Hoeffding, the form of the paper's 0.1-wide intervals); `paper_*` "
+             "is the published interval (the paper prints one row for ENCN and ANCE together). "
+             f"Runs differ only through the scenario's random elements ({elements}; RED and PIE add their "
+             "queues' random draws): the same model as Figures 10-30, nothing added for the check. "
+             "`paper_in_interval` says whether our Clopper-Pearson interval meets the published one.")
+    out.table("table_4", t4, "Pr[<=30](<> ITAE > 8727) per technique, ours beside the published interval.")
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for name, r in smc.items():
+        fp = r.first_passage
+        ls = "--" if name == "ENCN" else "-"
+        ax.step(fp["time_s"], fp["probability"], where="post", color=COLORS[name], ls=ls, lw=1.3,
+                label=f"{name} ({r.successes}/{r.runs})")
+        ax.fill_between(fp["time_s"], fp["lower"], fp["upper"], step="post", color=COLORS[name], alpha=0.08)
+    ax.set_xlim(0, 30)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cumulative probability")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2, loc="center left")
+    out.section("Figure 31: cumulative probability distribution of the ITAE exceeding 8727 rad.s")
+    out.figure("figure_31", fig, "Probability that the ITAE sum has exceeded 8727 rad.s by time t, per technique "
+               f"({first.runs} runs each; shaded: Clopper-Pearson {100 * (1 - SMC_ALPHA):g} % band). The paper "
+               "draws RED, CoDel and PIE only, ENCN and ANCE having no crossing; every technique is drawn here, "
+               "a flat line at 0 being one that never crossed.")
+    with open(out.out / "table_4_outcomes.csv", "w", encoding="utf-8") as f:
+        pd.concat([r.outcomes.assign(technique=name) for name, r in smc.items()]).to_csv(f, index=False)
 
     # Sec. 4.4: TCP-Jersey and E-DCTCP vs ANCE.
     total_plot(TCP_TECHNIQUES, "figure_32", "Figure 32: total throughput for TCP-Jersey, E-DCTCP and ANCE")
