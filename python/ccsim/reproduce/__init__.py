@@ -29,6 +29,7 @@ __all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce"]
 # Paper id -> module in this package.
 _MODULES: dict[str, str] = {
     "dedu-ncs": "dedu",
+    "piotrowska": "piotrowska",
 }
 
 
