@@ -8,9 +8,9 @@ with one congestion control (NewReno with SACK, CUBIC, Compound: "common TCP") o
 N2 Compound and N3 CUBIC ("mixed TCPs"); 100 s, statistics from 30 s.
 
 CUBIC's Reno-friendly region (``tcp_friendliness``) is on in the tables, as RFC 9438 and Linux
-have it; the runs keyed ``cubicnf`` repeat every CUBIC cell with it off (the add-on ns-3 CUBIC
-the paper used may have lacked it) and the ``cubic_friendliness`` table says which setting is
-nearer the published numbers.
+have it; the runs keyed ``cubicnf`` and ``mixednf`` repeat every CUBIC cell and every mixed run
+with it off (the add-on ns-3 CUBIC the paper used may have lacked it) and the
+``cubic_friendliness`` table says which setting is nearer the published numbers.
 """
 
 from __future__ import annotations
@@ -76,6 +76,11 @@ def _key(topo: str, mix: str, load: str, queue: str) -> str:
     return f"{topo}-{mix}-{load.lower()}-{queue}"
 
 
+# Quick runs are keyed apart from full ones, so that both forms can share an output directory
+# (the runner reuses any finished run with the same key).
+QUICK_PREFIX = "quick-"
+
+
 def runs(quick: bool) -> list[Run]:
     out = []
     for topo in TOPOLOGIES:
@@ -85,8 +90,13 @@ def runs(quick: bool) -> list[Run]:
                     if cc == "cubicnf" and quick and topo == "dc":
                         continue  # the quick form compares the CUBIC variants on the Access Link only
                     out.append(Run(_key(topo, cc, load, queue), scenario(topo, queue, dict.fromkeys(MIXED, spec), load, quick)))
-                mixed = {node: CCS[cc] for node, cc in MIXED.items()}
-                out.append(Run(_key(topo, "mixed", load, queue), scenario(topo, queue, mixed, load, quick)))
+                for mix, cubic in (("mixed", "cubic"), ("mixednf", "cubicnf")):
+                    if mix == "mixednf" and quick and topo == "dc":
+                        continue
+                    ccs = {node: CCS[cubic if cc == "cubic" else cc] for node, cc in MIXED.items()}
+                    out.append(Run(_key(topo, mix, load, queue), scenario(topo, queue, ccs, load, quick)))
+    if quick:
+        out = [Run(QUICK_PREFIX + r.key, r.scenario, r.seed) for r in out]
     return out
 
 
@@ -302,8 +312,17 @@ def bottleneck(result: Any) -> pd.Series:
     return result.queues.set_index("name").loc["A->B"]
 
 
+def router_drop_ratio(result: Any) -> float:
+    """Drops at router A over every packet A forwards or drops (data towards B and the ACKs it
+    passes back to N1-N3): the paper's "drop ratio at router A" if it counted ACKs too."""
+    queues = result.queues
+    at_a = queues[queues["from"] == "A"]
+    return float(at_a["drops"].sum() / at_a["arrivals"].sum()) if at_a["arrivals"].sum() > 0 else float("nan")
+
+
 def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     if quick:
+        results = {k.removeprefix(QUICK_PREFIX): v for k, v in results.items() if k.startswith(QUICK_PREFIX)}
         out.section("Quick form")
         (dc_d, dc_w, _), (al_d, al_w, _) = QUICK["dc"], QUICK["al"]
         out.note(f"This is the quick form: the Data Center runs last {dc_d} (statistics from {dc_w}) "
@@ -343,6 +362,7 @@ def _common_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> Non
                                "sd_pkts": q["sd_len_pkts"], "paper_sd_pkts": ps})
                 drops.append({**cell, "drop_ratio_pct": 100 * q["drop_ratio"],
                               "paper_drop_ratio_pct": PAPER_DROPS[topo][(load, cc, queue)],
+                              "router_drop_ratio_pct": 100 * router_drop_ratio(r),
                               "drops": int(q["drops"]), "timeouts": int(r.flows["timeouts"].sum())})
     out.section(f"Table {t_q}: quartiles of the flows' throughput, {name}, common TCPs")
     out.note(_FINDINGS[f"{topo}-quartiles"])
@@ -361,7 +381,8 @@ def _common_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> Non
     out.note(_FINDINGS[f"{topo}-drops"])
     out.table(f"table_{t_drop}", pd.DataFrame(drops),
               "Packets dropped by the A->B queue over packets offered to it (measured window), percent; "
-              "`timeouts`: retransmission timeouts of all flows.")
+              "`router_drop_ratio_pct`: the same drops over every packet router A handles (data and "
+              "ACKs); `timeouts`: retransmission timeouts of all flows.")
 
 
 def _mixed_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> None:
@@ -387,7 +408,8 @@ def _mixed_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> None
             qrows.append({"load": load, "queue": QUEUE_LABELS[queue],
                           "mean_pkts": q["mean_len_pkts"], "paper_mean_pkts": pm,
                           "sd_pkts": q["sd_len_pkts"], "paper_sd_pkts": psd,
-                          "drop_ratio_pct": 100 * q["drop_ratio"], "paper_drop_ratio_pct": pdr})
+                          "drop_ratio_pct": 100 * q["drop_ratio"], "paper_drop_ratio_pct": pdr,
+                          "router_drop_ratio_pct": 100 * router_drop_ratio(r)})
     out.section(f"Table {t_mix}: throughput, bandwidth share and fairness, {name}, mixed TCPs")
     out.note(_FINDINGS[f"{topo}-mixed"])
     out.table(f"table_{t_mix}", pd.DataFrame(rows),
@@ -397,7 +419,9 @@ def _mixed_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> None
               "heavily congested DropTail Data Center (read as 1 and 99).")
     out.section(f"Table {t_mixq}: queue mean (sd) and drop ratio, {name}, mixed TCPs")
     out.note(_FINDINGS[f"{topo}-mixedq"])
-    out.table(f"table_{t_mixq}", pd.DataFrame(qrows), "A->B queue over the measured window; drop ratio in percent.")
+    out.table(f"table_{t_mixq}", pd.DataFrame(qrows),
+              "A->B queue over the measured window; drop ratio in percent (`router_drop_ratio_pct`: over "
+              "data and ACKs at router A).")
 
 
 def _node_of(cc: str) -> str:
@@ -405,52 +429,68 @@ def _node_of(cc: str) -> str:
 
 
 def _friendliness_table(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
-    """CUBIC with and without the Reno-friendly region against the paper's CUBIC rows."""
+    """CUBIC with and without the Reno-friendly region against the paper's CUBIC rows: the
+    common-TCP cells (Tables 2-9) and CUBIC's share of the mixed runs (Tables 10, 12)."""
     rows = []
     for topo in TOPOLOGIES:
         for load in LOADS:
             for queue in QUEUES:
-                keys = {v: _key(topo, v, load, queue) for v in ("cubic", "cubicnf")}
-                if not all(k in results for k in keys.values()):
+                variants = {"on": ("cubic", "mixed"), "off": ("cubicnf", "mixednf")}
+                keys = {s: [_key(topo, v, load, queue) for v in vs] for s, vs in variants.items()}
+                if not all(k in results for ks in keys.values() for k in ks):
                     continue
                 row: dict[str, Any] = {"scenario": TOPOLOGY_TITLES[topo], "load": load, "queue": QUEUE_LABELS[queue]}
-                for v, key in keys.items():
-                    r = results[key]
+                for suffix, (common, mixed) in keys.items():
+                    r = results[common]
                     mbps = flow_mbps(r)
-                    suffix = "on" if v == "cubic" else "off"
                     row[f"median_mbps_{suffix}"] = mbps.median()
                     row[f"jain_{suffix}"] = jain(mbps)
                     row[f"queue_pkts_{suffix}"] = bottleneck(r)["mean_len_pkts"]
                     row[f"drop_pct_{suffix}"] = 100 * bottleneck(r)["drop_ratio"]
+                    m = results[mixed]
+                    share = flow_mbps(m)
+                    row[f"mixed_cubic_bd_pct_{suffix}"] = 100 * share[m.flows["group"] == _node_of("cubic")].sum() / share.sum()
                 row["paper_median_mbps"] = PAPER_QUARTILES[topo][(load, "cubic", queue)][1]
                 row["paper_jain"] = PAPER_JAIN[topo][(load, "cubic", queue)]
                 row["paper_queue_pkts"] = PAPER_QUEUE[topo][(load, "cubic", queue)][0]
                 row["paper_drop_pct"] = PAPER_DROPS[topo][(load, "cubic", queue)]
+                row["paper_mixed_cubic_bd_pct"] = PAPER_MIXED[topo][(load, "cubic", queue)][2]
+                row["fair_share_mbps"] = flow_mbps(results[keys["on"][0]]).mean()
                 rows.append(row)
     frame = pd.DataFrame(rows)
     out.section("CUBIC's Reno-friendly region: which setting matches the paper")
-    summary = []
-    for metric, paper_col, scale in (("median_mbps", "paper_median_mbps", None), ("jain", "paper_jain", 1.0),
-                                     ("queue_pkts", "paper_queue_pkts", 900.0), ("drop_pct", "paper_drop_pct", None)):
-        errs = {}
-        for s in ("on", "off"):
-            if metric in ("median_mbps", "drop_pct"):
-                # relative error on a log scale: the values span three orders of magnitude
-                ours = np.log10(frame[f"{metric}_{s}"].clip(lower=1e-3))
-                paper = np.log10(frame[paper_col].clip(lower=1e-3))
-                errs[s] = float(np.mean(np.abs(ours - paper)))
-            else:
-                errs[s] = float(np.mean(np.abs(frame[f"{metric}_{s}"] - frame[paper_col]) / (scale or 1.0)))
-        summary.append(f"{metric}: mean error {errs['on']:.3f} with the region on, {errs['off']:.3f} off "
-                       f"({'on' if errs['on'] <= errs['off'] else 'off'} is nearer)")
+    errors = friendliness_errors(frame)
+    verdicts = [f"{metric}: {e['on']:.3f} on, {e['off']:.3f} off ({'on' if e['on'] <= e['off'] else 'off'} is nearer)"
+                for metric, e in errors.items()]
     out.note("The paper's CUBIC was an add-on for ns-3.30 [32], which may lack RFC 9438's Reno-friendly "
-             "region. Every CUBIC cell is run with `tcp_friendliness` on (the tables above) and off; "
-             "errors against the paper's CUBIC rows (median and drop ratio: mean |log10 ratio|; Jain: "
-             "mean absolute difference; queue: mean absolute difference / 900 packets) over "
-             f"{len(frame)} cells" + (" (Access Link only in the quick form)" if quick else "") + ": "
-             + "; ".join(summary) + ".")
+             "region. Every CUBIC cell and every mixed run is run with `tcp_friendliness` on (Tables 2-13 "
+             "above) and off. Mean errors against the paper over "
+             f"{len(frame)} cells" + (" (Access Link only in the quick form)" if quick else "") + " — median "
+             "throughput: |ours - paper| / fair share; Jain: absolute difference; queue: absolute "
+             "difference / 900 packets; drop ratio: |log10(ours / paper)|; CUBIC's share of the mixed "
+             "runs: absolute difference in percentage points / 100 — " + "; ".join(verdicts) + ".")
     out.table("cubic_friendliness", frame,
-              "CUBIC with the Reno-friendly region on and off, against the paper's CUBIC rows (Tables 2-9).")
+              "CUBIC with the Reno-friendly region on and off, against the paper's CUBIC rows (Tables 2-9) "
+              "and CUBIC's share (BD) of the mixed runs (Tables 10 and 12).")
+
+
+def friendliness_errors(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Mean error of each metric against the paper, with the Reno-friendly region on and off."""
+    out: dict[str, dict[str, float]] = {}
+    for metric in ("median_mbps", "jain", "queue_pkts", "drop_pct", "mixed_cubic_bd_pct"):
+        paper = frame[f"paper_{metric}"]
+        out[metric] = {}
+        for s in ("on", "off"):
+            ours = frame[f"{metric}_{s}"]
+            if metric == "median_mbps":
+                err = (ours - paper).abs() / frame["fair_share_mbps"]
+            elif metric == "drop_pct":
+                # the ratios span three orders of magnitude; 0.001 % is the floor of both
+                err = (np.log10(ours.clip(lower=1e-3)) - np.log10(paper.clip(lower=1e-3))).abs()
+            else:
+                err = (ours - paper).abs() / {"jain": 1.0, "queue_pkts": 900.0, "mixed_cubic_bd_pct": 100.0}[metric]
+            out[metric][s] = float(err.mean())
+    return out
 
 
 def _figures(results: Mapping[str, Any], out: Artifacts) -> None:
