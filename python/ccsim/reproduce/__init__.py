@@ -28,8 +28,9 @@ __all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce"]
 
 # Paper id -> module in this package.
 _MODULES: dict[str, str] = {
-    "dedu-ncs": "dedu",
     "ance": "ance",
+    "dedu-ncs": "dedu",
+    "piotrowska": "piotrowska",
     "ca-artt": "ca_artt",
     "ecn-codel": "ecn_codel",
 }

@@ -1,0 +1,152 @@
+"""`ccsim reproduce piotrowska --quick`: every table and figure of paper 002 (Piotrowska), and the
+findings its short runs are long enough to show (the Access Link ones; the 3 s Data Center runs
+end before the queues settle, see docs/reproductions.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ccsim
+import numpy as np
+import pandas as pd
+import pytest
+
+from ccsim.reproduce import piotrowska
+
+TABLES = [f"table_{n}" for n in range(2, 14)] + ["cubic_friendliness"]
+FIGURES = [f"figure_{n}" for n in range(2, 10)]
+# Paper's Table 1: RTT (ms) of every source-sink pair, N1..N3 -> N4..N6.
+TABLE_1_MS = {("N1", "N4"): 8, ("N2", "N4"): 32, ("N3", "N4"): 58,
+              ("N1", "N5"): 78, ("N2", "N5"): 102, ("N3", "N5"): 128,
+              ("N1", "N6"): 154, ("N2", "N6"): 178, ("N3", "N6"): 204}
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("piotrowska")
+    proc = subprocess.run([sys.executable, "-m", "ccsim", "reproduce", "piotrowska", "--quick", "--out", str(root)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return root / "piotrowska"
+
+
+def table(out: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(out / f"{name}.csv")
+
+
+def test_every_table_and_figure_is_written_with_complete_columns(out: Path) -> None:
+    report = (out / "report.md").read_text()
+    for name in TABLES:
+        assert (out / f"{name}.csv").exists() and (out / f"{name}.md").exists(), name
+        frame = table(out, name)
+        assert len(frame) > 0, name
+        # Our columns have a value wherever the paper prints one (every row of every table).
+        assert not frame.isna().any().any(), (name, frame.columns[frame.isna().any()].tolist())
+        assert f"{name}.csv" in report
+    for name in FIGURES:
+        assert (out / f"{name}.png").stat().st_size > 10_000, name
+        assert f"{name}.png" in report
+    # Common-TCP tables: 3 loads x 3 TCPs x 3 queues; mixed: 3 loads x 3 queues x (3 TCPs + all).
+    for n in (2, 3, 4, 5, 6, 7, 8, 9):
+        assert len(table(out, f"table_{n}")) == 27
+    for n in (10, 12):
+        assert len(table(out, f"table_{n}")) == 36
+    for n in (11, 13):
+        assert len(table(out, f"table_{n}")) == 9
+
+
+def test_published_values_sit_beside_ours(out: Path) -> None:
+    t4 = table(out, "table_4")
+    row = t4[(t4.load == "HC") & (t4.tcp == "NReno") & (t4.queue == "CoDel")].iloc[0]
+    assert (row.paper_mean_pkts, row.paper_sd_pkts) == (724, 207)
+    t12 = table(out, "table_12")
+    all_rows = t12[t12.tcp == "All"]
+    assert (all_rows.paper_bd_pct == 100).all() and np.allclose(all_rows.bd_pct, 100)
+    # Shares of the three congestion controls add up to the whole, in ours and in the paper's.
+    for _, cell in t12[t12.tcp != "All"].groupby(["load", "queue"]):
+        assert cell.bd_pct.sum() == pytest.approx(100)
+        assert 97 <= cell.paper_bd_pct.sum() <= 103  # rounded to whole percents
+
+
+def test_access_link_pie_keeps_a_short_queue_at_every_load_and_droptail_a_full_one(out: Path) -> None:
+    # Paper, Tables 8 and 13: PIE 23-58 packets in every cell (5 ms at 100 Mbit/s is 42 packets);
+    # DropTail 830-899 packets under mild and heavy congestion.
+    common, mixed = table(out, "table_8"), table(out, "table_13")
+    for frame in (common, mixed):
+        pie = frame[frame.queue == "PIE"]
+        assert (pie.mean_pkts < 100).all(), pie
+        dt = frame[(frame.queue == "DT") & (frame.load != "UC")]
+        assert (dt.mean_pkts > 700).all(), dt
+
+
+def test_codel_loses_control_of_the_access_link_queue_under_heavy_congestion(out: Path) -> None:
+    # Paper, Table 8: heavily congested, CoDel's queue averages 588-656 packets against PIE's 43-45.
+    t8 = table(out, "table_8").set_index(["load", "tcp", "queue"])
+    for tcp in ("NReno", "Cubic", "C-TCP"):
+        assert t8.loc[("HC", tcp, "CoDel"), "mean_pkts"] > 5 * t8.loc[("HC", tcp, "PIE"), "mean_pkts"]
+        # ... while it keeps the queue short without heavy congestion (paper: 25-94 packets).
+        assert t8.loc[("UC", tcp, "CoDel"), "mean_pkts"] < 200
+
+
+def test_access_link_drop_ratio_grows_with_the_load(out: Path) -> None:
+    # Paper, Table 9: under 0.3 % uncongested, 0.3-1.3 % mildly and 11-16 % heavily congested.
+    t9 = table(out, "table_9").set_index(["load", "tcp", "queue"])
+    for tcp in ("NReno", "Cubic", "C-TCP"):
+        for queue in ("DT", "PIE", "CoDel"):
+            uc, mc, hc = (t9.loc[(load, tcp, queue), "drop_ratio_pct"] for load in ("UC", "MC", "HC"))
+            assert uc < mc < hc
+            assert hc > 5
+
+
+def test_data_center_droptail_queue_is_the_longest_uncongested(out: Path) -> None:
+    # Paper, Table 4: DropTail 814-859 packets against PIE's and CoDel's 162-173 (even the 3 s
+    # quick runs show the order, not the AQMs' levels).
+    t4 = table(out, "table_4").set_index(["load", "tcp", "queue"])
+    for tcp in ("NReno", "Cubic", "C-TCP"):
+        dt = t4.loc[("UC", tcp, "DT"), "mean_pkts"]
+        assert dt > 600
+        assert dt > t4.loc[("UC", tcp, "PIE"), "mean_pkts"] and dt > t4.loc[("UC", tcp, "CoDel"), "mean_pkts"]
+
+
+def test_access_link_rtts_are_those_of_table_1() -> None:
+    # Table 1 is the oracle. Each pair's flow runs alone for 1.5 s; its smallest RTT sample is
+    # the propagation RTT plus serialization at 100 Mbit/s over three hops of a 1500 B segment
+    # and of a 52 B ACK (0.372 ms), plus at most one more segment time (0.12 ms) when the
+    # sampled segment left right behind another one.
+    base = piotrowska.scenario("al", "droptail", dict.fromkeys(piotrowska.MIXED, "newreno"), "UC", quick=True)
+    serialization_ms = 3 * (1500 + 52) * 8 / 100e6 * 1e3
+    for flow in base["flows"]:
+        data = dict(base, flows=[dict(flow, start="0s")], simulation={"duration": "1500ms", "warmup": "0s"})
+        result = ccsim.run(ccsim.from_dict(data), seed=1)
+        src, dst = flow["name"].split("-")
+        rtt_ms = result.flows["rtt_min_s"].iloc[0] * 1e3
+        assert TABLE_1_MS[(src, dst)] + serialization_ms - 1e-6 <= rtt_ms <= TABLE_1_MS[(src, dst)] + serialization_ms + 0.121
+
+
+def test_jain_index_matches_hand_computation() -> None:
+    assert piotrowska.jain([1, 1, 1, 1]) == pytest.approx(1.0)
+    assert piotrowska.jain([1, 0, 0, 0]) == pytest.approx(0.25)
+    # (1 + 2 + 3)^2 / (3 (1 + 4 + 9)) = 36 / 42
+    assert piotrowska.jain([1, 2, 3]) == pytest.approx(36 / 42)
+    assert np.isnan(piotrowska.jain([0, 0]))
+
+
+def test_runs_cover_the_papers_grid_with_the_papers_sizes() -> None:
+    full = {r.key: r for r in piotrowska.runs(quick=False)}
+    # 2 topologies x 3 loads x 3 queues x (3 common TCPs + CUBIC without friendliness + mixed with
+    # CUBIC with and without it)
+    assert len(full) == 2 * 3 * 3 * 6
+    quick = [r.key for r in piotrowska.runs(quick=True)]
+    assert all(k.startswith("quick-") for k in quick) and not set(quick) & set(full)
+    assert full["al-mixednf-mc-droptail"].scenario["flows"][-1]["cc"] == {"kind": "cubic", "tcp_friendliness": False}
+    run = full["dc-mixed-hc-codel"].scenario
+    assert run["simulation"]["duration"] == "100s" and run["simulation"]["warmup"] == "30s"
+    assert sum(f["count"] for f in run["flows"]) == 900
+    assert run["topology"]["bottleneck"]["queue"] == {"kind": "codel", "limit": "900p", "target": "2ms",
+                                                     "interval": "100ms", "mtu": "1500B"}
+    ccs = {f["group"]: f["cc"] for f in run["flows"]}
+    assert ccs["N1"] == "newreno" and ccs["N2"] == "compound" and ccs["N3"]["kind"] == "cubic"
+    assert full["al-cubicnf-uc-pie"].scenario["flows"][0]["cc"] == {"kind": "cubic", "tcp_friendliness": False}
+    assert full["al-cubic-uc-pie"].scenario["topology"]["bottleneck"]["queue"]["target"] == "5ms"
