@@ -109,7 +109,7 @@ def test_findings_the_quick_run_shows(out: Path) -> None:
 
 
 def test_time_series_helpers_integrate_to_the_flow_totals(out: Path) -> None:
-    saved = json.loads((out / "runs" / "flows5-ecn_codel-s1.json").read_text())
+    saved = json.loads((out / "runs-quick" / "flows5-ecn_codel-s1.json").read_text())
     r = Result(saved["raw"], saved["config"], saved["wall_time_s"])
     tput = ecn_codel.throughput_mbps(r, bin_s=0.5)
     delivered = tput.sum() * 0.5 * 1e6 / 8

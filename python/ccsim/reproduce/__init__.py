@@ -4,7 +4,8 @@ A paper is a module in this package exposing a :class:`Paper`: the runs its expe
 (scenarios as nested dicts, each with a seed), and an ``analyze`` step that turns the finished
 runs into the paper's tables (CSV and Markdown, published values in adjacent columns) and
 figures (PNG). The runner executes the runs in parallel on local cores with a progress bar,
-keeps each finished run on disk (``runs/KEY.json``, written atomically) so that an interrupted
+keeps each finished run on disk (``runs/KEY.json``, or ``runs-quick/`` for the quick form;
+written atomically) so that an interrupted
 reproduction resumes where it stopped, and writes ``report.md`` linking everything.
 
 Adding a paper: a module with ``PAPER = Paper(...)`` and a line in ``_MODULES``.
@@ -148,7 +149,8 @@ def reproduce(
 
     p = paper(paper_id)
     out = Path(out)
-    runs_dir = out / "runs"
+    # Quick and full runs of the same experiment share keys; keep their caches apart.
+    runs_dir = out / ("runs-quick" if quick else "runs")
     runs_dir.mkdir(parents=True, exist_ok=True)
     runs = p.runs(quick)
     keys = [r.key for r in runs]
