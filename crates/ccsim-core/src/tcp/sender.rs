@@ -174,20 +174,7 @@ impl TcpSender {
         cc: Box<dyn CongestionControl>,
         app: Box<dyn Application>,
     ) -> Self {
-        let st = CcState {
-            mss: cfg.mss,
-            cwnd: cfg.init_cwnd,
-            ssthresh: cfg.init_ssthresh,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: cfg.rwnd,
-            now: 0,
-        };
+        let st = CcState::new(cfg.mss, cfg.init_cwnd, cfg.init_ssthresh, cfg.rwnd);
         let reno_recovery = cc.fast_recovery() == FastRecovery::Reno;
         let set_nc = cc.marks_non_congestion();
         TcpSender {

@@ -364,18 +364,9 @@ mod tests {
     /// Congestion avoidance (ssthresh below the window) with `win_segs` outstanding.
     fn state(win_segs: u64) -> CcState {
         CcState {
-            mss: MSS as u32,
-            cwnd: win_segs * MSS,
-            ssthresh: 2 * MSS,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
             flight_size: win_segs * MSS,
-            in_recovery: false,
-            snd_una: 0,
             snd_nxt: win_segs * MSS,
-            rwnd: u64::MAX / 4,
-            now: 0,
+            ..CcState::new(MSS as u32, win_segs * MSS, 2 * MSS, u64::MAX / 4)
         }
     }
 

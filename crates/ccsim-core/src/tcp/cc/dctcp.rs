@@ -132,20 +132,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn state(cwnd_segs: u64) -> CcState {
-        CcState {
-            mss: MSS as u32,
-            cwnd: cwnd_segs * MSS,
-            ssthresh: u64::MAX / 4,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: u64::MAX,
-            now: 0,
-        }
+        CcState::new(MSS as u32, cwnd_segs * MSS, u64::MAX / 4, u64::MAX)
     }
 
     /// Feed `n` one-segment ACKs, the k-th (counting from 1 over the whole stream, `k0` so

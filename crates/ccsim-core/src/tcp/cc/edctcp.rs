@@ -153,18 +153,9 @@ mod tests {
 
     fn state() -> CcState {
         CcState {
-            mss: 1000,
-            cwnd: 10_000,
-            ssthresh: u64::MAX / 4,
             srtt: Some(12 * MS),
             min_rtt: Some(10 * MS),
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: u64::MAX,
-            now: 0,
+            ..CcState::new(1000, 10_000, u64::MAX / 4, u64::MAX)
         }
     }
 

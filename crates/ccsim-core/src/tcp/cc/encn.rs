@@ -76,20 +76,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn state(cwnd_segs: u64, ssthresh_segs: u64, rwnd_segs: u64) -> CcState {
-        CcState {
-            mss: MSS as u32,
-            cwnd: cwnd_segs * MSS,
-            ssthresh: ssthresh_segs * MSS,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: rwnd_segs * MSS,
-            now: 0,
-        }
+        CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, rwnd_segs * MSS)
     }
 
     fn ack(cc: &mut Encn, st: &mut CcState, echo: bool) {

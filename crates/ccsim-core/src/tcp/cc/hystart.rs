@@ -182,18 +182,8 @@ mod tests {
 
     fn state(cwnd_segs: u64) -> CcState {
         CcState {
-            mss: MSS as u32,
-            cwnd: cwnd_segs * MSS,
-            ssthresh: u64::MAX / 4,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
             snd_nxt: cwnd_segs * MSS,
-            rwnd: u64::MAX,
-            now: 0,
+            ..CcState::new(MSS as u32, cwnd_segs * MSS, u64::MAX / 4, u64::MAX)
         }
     }
 

@@ -158,18 +158,10 @@ mod tests {
 
     fn state(cwnd: u64) -> CcState {
         CcState {
-            mss: MSS as u32,
-            cwnd,
-            ssthresh: u64::MAX / 4,
             srtt: Some(40 * MS),
             min_rtt: Some(40 * MS),
-            bytes_in_flight: 0,
             flight_size: cwnd,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: u64::MAX,
-            now: 0,
+            ..CcState::new(MSS as u32, cwnd, u64::MAX / 4, u64::MAX)
         }
     }
 

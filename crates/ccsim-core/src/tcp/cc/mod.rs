@@ -58,6 +58,25 @@ pub struct CcState {
 }
 
 impl CcState {
+    /// The state of a connection that has sent nothing yet: window `cwnd`, threshold
+    /// `ssthresh` and peer window `rwnd` (bytes), no RTT sample.
+    pub fn new(mss: u32, cwnd: u64, ssthresh: u64, rwnd: u64) -> Self {
+        CcState {
+            mss,
+            cwnd,
+            ssthresh,
+            srtt: None,
+            min_rtt: None,
+            bytes_in_flight: 0,
+            flight_size: 0,
+            in_recovery: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            rwnd,
+            now: 0,
+        }
+    }
+
     /// True while cwnd < ssthresh (RFC 5681 §3.1).
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh

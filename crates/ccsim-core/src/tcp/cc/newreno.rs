@@ -35,20 +35,7 @@ mod tests {
     use crate::tcp::cc::Congestion;
 
     fn state(cwnd_segs: u64, ssthresh_segs: u64) -> CcState {
-        CcState {
-            mss: 1000,
-            cwnd: cwnd_segs * 1000,
-            ssthresh: ssthresh_segs * 1000,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: u64::MAX,
-            now: 0,
-        }
+        CcState::new(1000, cwnd_segs * 1000, ssthresh_segs * 1000, u64::MAX)
     }
 
     #[test]

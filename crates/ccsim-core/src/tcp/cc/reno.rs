@@ -62,20 +62,7 @@ mod tests {
 
     #[test]
     fn grows_exactly_like_newreno() {
-        let state = |cwnd: u64| CcState {
-            mss: 1000,
-            cwnd,
-            ssthresh: 8000,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            rwnd: u64::MAX,
-            now: 0,
-        };
+        let state = |cwnd: u64| CcState::new(1000, cwnd, 8000, u64::MAX);
         let (mut a, mut b) = (Reno::default(), NewReno::default());
         let (mut sa, mut sb) = (state(2000), state(2000));
         for k in 0..200u64 {

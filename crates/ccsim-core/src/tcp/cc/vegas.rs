@@ -305,18 +305,8 @@ pub(crate) mod tests {
 
     pub(crate) fn state(cwnd_segs: u64, ssthresh_segs: u64) -> CcState {
         CcState {
-            mss: MSS as u32,
-            cwnd: cwnd_segs * MSS,
-            ssthresh: ssthresh_segs * MSS,
-            srtt: None,
-            min_rtt: None,
-            bytes_in_flight: 0,
-            flight_size: 0,
-            in_recovery: false,
-            snd_una: 0,
             snd_nxt: cwnd_segs * MSS,
-            rwnd: u64::MAX,
-            now: 0,
+            ..CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, u64::MAX)
         }
     }
 
