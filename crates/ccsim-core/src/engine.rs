@@ -193,7 +193,7 @@ impl Simulation {
             }
             let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
             let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
-            let app = (app_model.build)(&app_params, start, f.stop_ns);
+            let app = (app_model.build)(&app_params, start, f.stop_ns, Rng::stream(cfg.seed, Stream::App(i as u32)));
             let id = i as u32;
             if let Some(to) = app.trigger_flow() {
                 if to as usize >= cfg.flows.len() || to == id {

@@ -9,7 +9,7 @@ pub const MODEL: AppModel = AppModel {
     name: "bulk",
     doc: "infinite backlog from the start time until the stop time (ns-2 FTP, ns-3 BulkSend)",
     params: &[],
-    build: |_, start, stop| Box::new(Bulk { start, stop, started: false, stopped: false }),
+    build: |_, start, stop, _rng| Box::new(Bulk { start, stop, started: false, stopped: false }),
 };
 
 /// Always has data to send between start and stop.

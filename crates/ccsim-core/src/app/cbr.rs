@@ -17,7 +17,7 @@ pub const MODEL: AppModel = AppModel {
     name: "cbr",
     doc: "constant bit rate: packet_size bytes every packet_size*8/rate",
     params: PARAMS,
-    build: |p: &Params, start, stop| {
+    build: |p: &Params, start, stop, _rng| {
         let size = p.uint("packet_size");
         let period: Time = tx_time(size as u32, p.uint("rate"));
         Box::new(Periodic::new(start, stop, size, period, 0))

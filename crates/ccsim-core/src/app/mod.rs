@@ -5,10 +5,12 @@ pub mod bulk;
 pub mod cbr;
 pub mod ncs;
 pub mod periodic;
+pub mod poisson;
 pub mod reply;
 pub mod transfer;
 
 use crate::params::{ParamSpec, Params};
+use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
@@ -48,12 +50,13 @@ pub struct AppModel {
     pub doc: &'static str,
     /// Declared parameters.
     pub params: &'static [ParamSpec],
-    /// Construct from validated parameters, the flow's start time and optional stop time.
-    pub build: fn(&Params, Time, Option<Time>) -> Box<dyn Application>,
+    /// Construct from validated parameters, the flow's start time, optional stop time and the
+    /// application's own random stream (`Stream::App(flow)`; deterministic apps ignore it).
+    pub build: fn(&Params, Time, Option<Time>, Rng) -> Box<dyn Application>,
 }
 
 /// Every application ccsim knows.
-pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL, ncs::MODEL];
+pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL, ncs::MODEL, poisson::MODEL];
 
 #[cfg(test)]
 pub(crate) mod testing {

@@ -21,7 +21,7 @@ pub const MODEL: AppModel = AppModel {
     name: "ncs",
     doc: "a control loop's samples or controls: `size` bytes each time the loop (control[]) sends",
     params: PARAMS,
-    build: |p: &Params, start, stop| Box::new(Ncs { size: p.uint("size"), start, stop }),
+    build: |p: &Params, start, stop, _rng| Box::new(Ncs { size: p.uint("size"), start, stop }),
 };
 
 /// Writes one message per trigger from its control loop.

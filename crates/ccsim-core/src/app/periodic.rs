@@ -24,7 +24,7 @@ pub const MODEL: AppModel = AppModel {
     name: "periodic",
     doc: "a message of `size` bytes every `period`; messages that overflow `buffer` are lost at the sender",
     params: PARAMS,
-    build: |p: &Params, start, stop| {
+    build: |p: &Params, start, stop, _rng| {
         Box::new(Periodic::new(start, stop, p.uint("size"), p.uint("period"), p.uint("buffer")))
     },
 };

@@ -13,7 +13,7 @@ pub const MODEL: AppModel = AppModel {
     name: "transfer",
     doc: "one transfer of a fixed number of bytes written at the start time",
     params: PARAMS,
-    build: |p, start, _stop| Box::new(Transfer { start, size: p.uint("size"), done: false }),
+    build: |p, start, _stop, _rng| Box::new(Transfer { start, size: p.uint("size"), done: false }),
 };
 
 /// Writes `size` bytes once.

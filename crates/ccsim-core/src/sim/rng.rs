@@ -13,6 +13,9 @@ pub enum Stream {
     Flow(u32),
     /// A queue discipline's draws (RED, PIE, ...).
     Queue(u32),
+    /// A flow's application draws (Poisson arrivals), apart from `Flow` so that giving an
+    /// application randomness never shifts the flow's start time or transport draws.
+    App(u32),
 }
 
 impl Stream {
@@ -21,6 +24,7 @@ impl Stream {
             Stream::Link(i) => (1 << 32) | i as u64,
             Stream::Flow(i) => (2 << 32) | i as u64,
             Stream::Queue(i) => (3 << 32) | i as u64,
+            Stream::App(i) => (4 << 32) | i as u64,
         }
     }
 }

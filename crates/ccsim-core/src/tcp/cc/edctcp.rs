@@ -219,7 +219,7 @@ mod tests {
             let mut given = std::collections::BTreeMap::new();
             given.insert("size".to_string(), ParamValue::Int(10_000));
             let p = Params::resolve("app", transfer::MODEL.params, &given).unwrap();
-            let app: Box<dyn Application> = (transfer::MODEL.build)(&p, 0, None);
+            let app: Box<dyn Application> = (transfer::MODEL.build)(&p, 0, None, crate::sim::rng::Rng::stream(0, crate::sim::rng::Stream::App(0)));
             let s = TcpSender::new(0, 1, cfg, cc, app).with_rng(Rng::stream(seed, Stream::Flow(0)));
             Host { s, stats: FlowStats::default(), now: 0 }
         }
