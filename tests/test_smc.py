@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import ccsim
 from ccsim import smc
 from ccsim.errors import ScenarioError
 from conftest import run_cli
@@ -394,3 +395,18 @@ def smc_executor():
     from ccsim.executor import Executor
 
     return Executor(jobs=2)
+
+
+def test_poisson_arrivals_count_as_a_random_element() -> None:
+    """A scenario whose only randomness is a Poisson source is accepted, and its runs differ."""
+    from ccsim.smc import random_elements
+
+    scenario = ccsim.from_dict({
+        "simulation": {"duration": "1s"},
+        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "1ms"},
+                     "pairs": [{"delay": "1ms"}]},
+        "flows": [{"pair": 0, "transport": "udp", "app": {"kind": "poisson", "rate": "5Mbps"}}],
+    })
+    assert random_elements(scenario) == ["flows[0].app poisson (random arrivals)"]
+    a, b = ccsim.run(scenario, seed=1), ccsim.run(scenario, seed=2)
+    assert a.flows.packets_sent[0] != b.flows.packets_sent[0]

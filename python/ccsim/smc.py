@@ -88,12 +88,14 @@ __all__ = [
     "SmcResult",
     "RANDOM_QUEUES",
     "RANDOM_CCS",
+    "RANDOM_APPS",
 ]
 
 # Models that draw from their random stream (engine: qdisc/red.rs, pie.rs, choke.rs,
-# ecn_codel.rs, fq_codel.rs; tcp/cc/edctcp.rs). Keep in step with the engine.
+# ecn_codel.rs, fq_codel.rs; tcp/cc/edctcp.rs; app/poisson.rs). Keep in step with the engine.
 RANDOM_QUEUES = frozenset({"red", "pie", "choke", "ecn_codel", "fq_codel"})
 RANDOM_CCS = frozenset({"edctcp"})
+RANDOM_APPS = frozenset({"poisson"})
 
 DEFAULT_TRACE_INTERVAL_NS = 10_000_000
 DEFAULT_MAX_RUNS = 10_000
@@ -554,23 +556,15 @@ def random_elements(scenario: Any) -> list[str]:
             found.append(f"flows[{i}].start window ({flow.start[0] / 1e9:g}..{flow.start[1] / 1e9:g} s)")
         if flow.cc is not None and flow.cc.kind in RANDOM_CCS:
             found.append(f"flows[{i}].cc {flow.cc.kind} (random backoff)")
+        if flow.app.kind in RANDOM_APPS:
+            found.append(f"flows[{i}].app {flow.app.kind} (random arrivals)")
     for link in scenario.network.links:
         for name, d in ((f"{link.a}->{link.b}", link.ab), (f"{link.b}->{link.a}", link.ba)):
             if d.loss > 0:
                 found.append(f"packet error rate {d.loss:g} on {name}")
             if d.queue.kind in RANDOM_QUEUES:
                 found.append(f"randomized queue discipline {d.queue.kind} on {name}")
-    for name, jitter in _jitters(scenario):
-        found.append(f"processing jitter up to {jitter / 1e6:g} ms at {name}")
     return found
-
-
-def _jitters(scenario: Any) -> list[tuple[str, int]]:
-    """(node, jitter ns) for nodes with a processing jitter, if the scenario has that table."""
-    table = getattr(scenario, "jitter", None)
-    if table is None:
-        return []
-    return [(name, value) for name, value in table.resolve(scenario.network).items() if value > 0]
 
 
 @dataclass(frozen=True)
@@ -1084,8 +1078,8 @@ def check(
     if not elements:
         raise ScenarioError(file, "", "the scenario has no random element, so every run would be identical and the "
                             "probability is 0 or 1 (one 'ccsim run' decides it); declare one: a start window "
-                            "(start = \"0s..1s\"), a packet error rate (loss = 0.001), processing jitter, or a "
-                            f"randomized queue discipline ({', '.join(sorted(RANDOM_QUEUES))})")
+                            "(start = \"0s..1s\"), a packet error rate (loss = 0.001), Poisson arrivals (app kind "
+                            f"poisson), or a randomized queue discipline ({', '.join(sorted(RANDOM_QUEUES))})")
     interval_ns = None
     if trace_interval is not None:
         from .units import parse_time
