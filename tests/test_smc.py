@@ -404,7 +404,7 @@ def test_poisson_arrivals_count_as_a_random_element() -> None:
     scenario = ccsim.from_dict({
         "simulation": {"duration": "1s"},
         "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "1ms"},
-                     "pairs": [{"delay": "1ms"}]},
+                     "access": {"rate": "100Mbps"}, "pairs": [{"delay": "1ms"}]},
         "flows": [{"pair": 0, "transport": "udp", "app": {"kind": "poisson", "rate": "5Mbps"}}],
     })
     assert random_elements(scenario) == ["flows[0].app poisson (random arrivals)"]
