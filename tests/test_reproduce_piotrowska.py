@@ -138,8 +138,9 @@ def test_runs_cover_the_papers_grid_with_the_papers_sizes() -> None:
     # 2 topologies x 3 loads x 3 queues x (3 common TCPs + CUBIC without friendliness + mixed with
     # CUBIC with and without it)
     assert len(full) == 2 * 3 * 3 * 6
-    quick = [r.key for r in piotrowska.runs(quick=True)]
-    assert all(k.startswith("quick-") for k in quick) and not set(quick) & set(full)
+    # The quick form runs a subset of the grid (its runs are cached apart by the framework).
+    quick = {r.key for r in piotrowska.runs(quick=True)}
+    assert quick and quick < set(full)
     assert full["al-mixednf-mc-droptail"].scenario["flows"][-1]["cc"] == {"kind": "cubic", "tcp_friendliness": False}
     run = full["dc-mixed-hc-codel"].scenario
     assert run["simulation"]["duration"] == "100s" and run["simulation"]["warmup"] == "30s"

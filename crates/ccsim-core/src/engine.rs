@@ -733,6 +733,10 @@ impl Simulation {
 
     /// Charge the drops and marks queue `l` just reported to their flows (and log them).
     fn account_queue_events(&mut self, l: usize) {
+        // Called after every enqueue and transmission; most of them drop and mark nothing.
+        if self.queue_events.is_empty() {
+            return;
+        }
         let measuring = self.now >= self.warmup;
         let node = self.links[l].from;
         let mut events = std::mem::take(&mut self.queue_events);

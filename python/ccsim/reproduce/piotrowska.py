@@ -76,11 +76,6 @@ def _key(topo: str, mix: str, load: str, queue: str) -> str:
     return f"{topo}-{mix}-{load.lower()}-{queue}"
 
 
-# Quick runs are keyed apart from full ones, so that both forms can share an output directory
-# (the runner reuses any finished run with the same key).
-QUICK_PREFIX = "quick-"
-
-
 def runs(quick: bool) -> list[Run]:
     out = []
     for topo in TOPOLOGIES:
@@ -95,8 +90,6 @@ def runs(quick: bool) -> list[Run]:
                         continue
                     ccs = {node: CCS[cubic if cc == "cubic" else cc] for node, cc in MIXED.items()}
                     out.append(Run(_key(topo, mix, load, queue), scenario(topo, queue, ccs, load, quick)))
-    if quick:
-        out = [Run(QUICK_PREFIX + r.key, r.scenario, r.seed) for r in out]
     return out
 
 
@@ -322,7 +315,6 @@ def router_drop_ratio(result: Any) -> float:
 
 def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     if quick:
-        results = {k.removeprefix(QUICK_PREFIX): v for k, v in results.items() if k.startswith(QUICK_PREFIX)}
         out.section("Quick form")
         (dc_d, dc_w, _), (al_d, al_w, _) = QUICK["dc"], QUICK["al"]
         out.note(f"This is the quick form: the Data Center runs last {dc_d} (statistics from {dc_w}) "

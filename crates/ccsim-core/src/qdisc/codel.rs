@@ -65,18 +65,15 @@ pub(crate) const ECN_SPEC: ParamSpec = ParamSpec::new(
     "CE-mark ECT packets instead of dropping them (Linux codel default off)",
 );
 
-static PARAMS: &[ParamSpec] = &[
-    TARGET_SPEC,
-    INTERVAL_SPEC,
-    MTU_SPEC,
-    ECN_SPEC,
-    ParamSpec::new(
-        "limit",
-        ParamKind::Size,
-        Some(ParamValue::Size(Size::Packets(1000))),
-        "buffer size in packets or bytes, tail drop beyond it; Linux codel default 1000p",
-    ),
-];
+/// `limit`: tail drop beyond it (Linux `codel` default 1000 packets).
+pub(crate) const LIMIT_SPEC: ParamSpec = ParamSpec::new(
+    "limit",
+    ParamKind::Size,
+    Some(ParamValue::Size(Size::Packets(1000))),
+    "buffer size in packets or bytes, tail drop beyond it; Linux codel default 1000p",
+);
+
+static PARAMS: &[ParamSpec] = &[TARGET_SPEC, INTERVAL_SPEC, MTU_SPEC, ECN_SPEC, LIMIT_SPEC];
 
 /// Registration.
 pub const MODEL: QueueModel = QueueModel {

@@ -23,7 +23,7 @@
 //! - `ecn` (CoDel's own marking in the dropping state) stays a parameter, default off as in
 //!   CoDel, matching the paper's "original drop-based strategy".
 
-use super::codel::{Codel, CodelParams, ECN_SPEC, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
+use super::codel::{Codel, CodelParams, ECN_SPEC, INTERVAL_SPEC, LIMIT_SPEC, MTU_SPEC, TARGET_SPEC};
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -34,12 +34,7 @@ static PARAMS: &[ParamSpec] = &[
     INTERVAL_SPEC,
     MTU_SPEC,
     ECN_SPEC,
-    ParamSpec::new(
-        "limit",
-        ParamKind::Size,
-        Some(ParamValue::Size(Size::Packets(1000))),
-        "buffer size in packets or bytes, tail drop beyond it; default 1000p as CoDel",
-    ),
+    LIMIT_SPEC,
     ParamSpec::new(
         "c",
         ParamKind::Float,
