@@ -66,6 +66,22 @@ pub struct NodeSpec {
     pub name: String,
     /// Host or router.
     pub kind: NodeKind,
+    /// Per-packet processing (`net/processing.rs`: `delay`, `jitter`, `distribution`); none
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processing: Option<BTreeMap<String, ParamValue>>,
+}
+
+impl NodeSpec {
+    /// A host without processing.
+    pub fn host(name: &str) -> Self {
+        NodeSpec { name: name.to_string(), kind: NodeKind::Host, processing: None }
+    }
+
+    /// A router without processing.
+    pub fn router(name: &str) -> Self {
+        NodeSpec { name: name.to_string(), kind: NodeKind::Router, processing: None }
+    }
 }
 
 /// A full-duplex link between nodes `a` and `b`.

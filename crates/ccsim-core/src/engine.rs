@@ -11,6 +11,7 @@ use crate::error::ConfigError;
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
+use crate::net::processing::{self, Processing};
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, Packet, FLAG_LOST};
 use crate::params::{ParamValue, Params};
@@ -73,6 +74,8 @@ pub struct Simulation {
     routes: Routes,
     /// Per node: a router (forwards packets; returns E-DCTCP loss notifications).
     routers: Vec<bool>,
+    /// Per node: its per-packet processing stage, if it has one (`net/processing.rs`).
+    processing: Vec<Option<Processing>>,
     flows: Vec<FlowInfo>,
     flow_stats: Vec<FlowStats>,
     /// Per flow: its application messages.
@@ -155,6 +158,17 @@ impl Simulation {
             }
         }
         let forwards: Vec<bool> = cfg.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
+        let mut node_processing = Vec::with_capacity(cfg.nodes.len());
+        for (i, node) in cfg.nodes.iter().enumerate() {
+            let stage = match &node.processing {
+                Some(given) => {
+                    let p = Params::resolve(&format!("nodes[{i}].processing"), processing::PARAMS, given)?;
+                    Processing::from_params(&p, Rng::stream(cfg.seed, Stream::Node(i as u32)))
+                }
+                None => None,
+            };
+            node_processing.push(stage);
+        }
         let routes = Routes::compute(&out_links, &forwards);
 
         // Flows and their endpoints.
@@ -193,6 +207,7 @@ impl Simulation {
             }
             let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
             let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
+            crate::app::check(app_model.name, &app_params, &format!("{field}.app"))?;
             let app = (app_model.build)(&app_params, start, f.stop_ns, Rng::stream(cfg.seed, Stream::App(i as u32)));
             let id = i as u32;
             if let Some(to) = app.trigger_flow() {
@@ -316,6 +331,7 @@ impl Simulation {
             links,
             routes,
             routers: forwards,
+            processing: node_processing,
             flow_stats: (0..flows.len())
                 .map(|_| FlowStats { rtt_log: cfg.trace.rtt.then(Vec::new), ..FlowStats::new(cfg.warmup_ns) })
                 .collect(),
@@ -493,11 +509,45 @@ impl Simulation {
             },
             Event::Sample => self.sample(),
             Event::Control(l) => self.control_sample(l as usize),
+            Event::Process(node) => self.release_processed(node),
         }
     }
 
-    /// A packet reaches `node`: deliver it or forward it.
+    // ----- node processing (net/processing.rs) -----
+
+    /// Hold `pkt` in `node`'s processing stage, if the node has one; false if it has none.
+    #[inline]
+    fn hold_for_processing(&mut self, node: u32, pkt: Packet) -> bool {
+        let Some(stage) = self.processing[node as usize].as_mut() else { return false };
+        if let Some(at) = stage.admit(self.now, pkt) {
+            self.events.push(at, Event::Process(node));
+        }
+        true
+    }
+
+    /// The head of `node`'s processing stage is done: deliver it or send it on its way.
+    fn release_processed(&mut self, node: u32) {
+        let Some((pkt, next)) = self.processing[node as usize].as_mut().and_then(|s| s.release(self.now)) else {
+            debug_assert!(false, "a processing event without a packet at node {node}");
+            return;
+        };
+        if let Some(at) = next {
+            self.events.push(at, Event::Process(node));
+        }
+        self.deliver_or_forward(node, pkt);
+    }
+
+    // ----- end of node processing -----
+
+    /// A packet reaches `node`: its processing stage first, if it has one.
     fn receive(&mut self, node: u32, pkt: Packet) {
+        if !self.hold_for_processing(node, pkt) {
+            self.deliver_or_forward(node, pkt);
+        }
+    }
+
+    /// A packet leaves `node`'s processing (or arrives at a node without): deliver or forward it.
+    fn deliver_or_forward(&mut self, node: u32, pkt: Packet) {
         if pkt.dst == node {
             let f = pkt.flow as usize;
             self.flow_stats[f].total_arrived += 1;
@@ -536,6 +586,9 @@ impl Simulation {
         let host = self.endpoint_host[e];
         self.flow_stats[f].total_injected += out.len() as u64;
         for p in out.drain(..) {
+            if self.hold_for_processing(host, p) {
+                continue;
+            }
             let l = self.routes.next_link(host, p.dst);
             self.enqueue(l as usize, p);
         }
@@ -819,12 +872,14 @@ impl Simulation {
     // ----- checks and results -----
 
     /// Packet conservation over the whole run: every packet injected by an endpoint has
-    /// arrived, been dropped or lost, or is still in a queue or on a wire.
+    /// arrived, been dropped or lost, or is still in a queue, on a wire or in a node's
+    /// processing stage.
     pub fn check_conservation(&self) -> Result<(), String> {
         let injected: u64 = self.flow_stats.iter().map(|s| s.total_injected).sum();
         let arrived: u64 = self.flow_stats.iter().map(|s| s.total_arrived).sum();
         let lost: u64 = self.flow_stats.iter().map(|s| s.total_lost).sum();
-        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + l.wire.len() as u64).sum();
+        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + l.wire.len() as u64).sum::<u64>()
+            + self.processing.iter().flatten().map(|s| s.len() as u64).sum::<u64>();
         if injected == arrived + lost + held {
             Ok(())
         } else {

@@ -36,6 +36,8 @@ pub enum ParamKind {
     Int,
     /// `true` / `false`.
     Bool,
+    /// One name out of the parameter's declared `choices` (`"uniform"`).
+    Choice,
 }
 
 /// A parameter value in canonical units.
@@ -50,6 +52,77 @@ pub enum ParamValue {
     Float(f64),
     /// Buffer sizes.
     Size(Size),
+    /// A name (the value of a [`ParamKind::Choice`] parameter).
+    Name(Name),
+}
+
+/// A short name held by value, so that [`ParamValue`] stays `Copy` (no allocation).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Name {
+    len: u8,
+    bytes: [u8; Name::MAX],
+}
+
+impl Name {
+    /// Longest name, in bytes.
+    pub const MAX: usize = 23;
+
+    /// `text` as a name, if it is at most [`Name::MAX`] bytes long.
+    pub const fn new(text: &str) -> Option<Name> {
+        let len = text.len();
+        if len > Name::MAX {
+            return None;
+        }
+        let src = text.as_bytes();
+        let mut bytes = [0; Name::MAX];
+        let mut i = 0;
+        while i < len {
+            bytes[i] = src[i];
+            i += 1;
+        }
+        Some(Name { len: len as u8, bytes })
+    }
+
+    /// A name for a declaration table (a default); too long a literal fails to compile.
+    pub const fn lit(text: &'static str) -> Name {
+        match Name::new(text) {
+            Some(n) => n,
+            None => panic!("a parameter name value is at most 23 bytes"),
+        }
+    }
+
+    /// The name's text.
+    pub fn as_str(&self) -> &str {
+        // Built from a &str cut at its own length, so always valid UTF-8.
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Name::new(&text).ok_or_else(|| serde::de::Error::custom(format!("name longer than {} bytes: {text:?}", Name::MAX)))
+    }
+}
+
+impl ParamValue {
+    /// A name value; names longer than [`Name::MAX`] bytes are cut (they match no choice).
+    pub fn name(text: &str) -> ParamValue {
+        let cut = (0..=text.len().min(Name::MAX)).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+        ParamValue::Name(Name::new(&text[..cut]).unwrap_or(Name { len: 0, bytes: [0; Name::MAX] }))
+    }
 }
 
 /// A buffer limit, in packets or in bytes.
@@ -77,6 +150,9 @@ pub struct ParamSpec {
     pub max: Option<f64>,
     /// One line saying what it is.
     pub doc: &'static str,
+    /// The allowed names of a [`ParamKind::Choice`] parameter (empty otherwise).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub choices: &'static [&'static str],
 }
 
 impl ParamSpec {
@@ -87,7 +163,13 @@ impl ParamSpec {
         default: Option<ParamValue>,
         doc: &'static str,
     ) -> Self {
-        ParamSpec { name, kind, default, min: None, max: None, doc }
+        ParamSpec { name, kind, default, min: None, max: None, doc, choices: &[] }
+    }
+
+    /// The same parameter restricted to these names (for [`ParamKind::Choice`]).
+    pub const fn choices(mut self, choices: &'static [&'static str]) -> Self {
+        self.choices = choices;
+        self
     }
 
     /// The same parameter with inclusive bounds.
@@ -170,6 +252,14 @@ impl Params {
         }
     }
 
+    /// A choice parameter's name.
+    pub fn choice(&self, name: &str) -> &str {
+        match self.values.get(name) {
+            Some(ParamValue::Name(n)) => n.as_str(),
+            other => panic!("parameter '{name}' is {other:?}, not a name"),
+        }
+    }
+
     /// A buffer-size parameter.
     pub fn size(&self, name: &str) -> Size {
         match self.get(name) {
@@ -223,6 +313,13 @@ fn check_value(owner: &str, spec: &ParamSpec, v: ParamValue) -> Result<ParamValu
             Ok(v)
         }
         (ParamKind::Prob, ParamValue::Int(x)) if x == 0 || x == 1 => Ok(ParamValue::Float(x as f64)),
+        (ParamKind::Choice, ParamValue::Name(n)) => {
+            if spec.choices.contains(&n.as_str()) {
+                Ok(v)
+            } else {
+                Err(ConfigError::new(field(), format!("unknown '{}'; one of: {}", n.as_str(), spec.choices.join(", "))))
+            }
+        }
         (kind, other) => Err(ConfigError::new(
             field(),
             format!("expected a {kind:?} value, got {other:?}").to_lowercase(),
@@ -272,5 +369,26 @@ mod tests {
         let err = Params::resolve("q", SPECS, &given(&[("p", ParamValue::Float(0.1)), ("limit", ParamValue::Bool(true))]))
             .unwrap_err();
         assert_eq!(err.field, "q.limit");
+    }
+
+    static CHOICE: &[ParamSpec] = &[ParamSpec::new("dist", ParamKind::Choice, Some(ParamValue::Name(Name::lit(""))), "distribution")
+    .choices(&["", "uniform", "exponential"])];
+
+    #[test]
+    fn choices_accept_declared_names_only_and_round_trip_through_json() {
+        let p = Params::resolve("n", CHOICE, &given(&[("dist", ParamValue::name("uniform"))])).unwrap();
+        assert_eq!(p.choice("dist"), "uniform");
+        let err = Params::resolve("n", CHOICE, &given(&[("dist", ParamValue::name("gauss"))])).unwrap_err();
+        assert_eq!(err.field, "n.dist");
+        assert!(err.message.contains("one of: , uniform, exponential"), "{}", err.message);
+        let err = Params::resolve("n", CHOICE, &given(&[("dist", ParamValue::Int(1))])).unwrap_err();
+        assert_eq!(err.field, "n.dist");
+        let v: ParamValue = serde_json::from_str("\"exponential\"").unwrap();
+        assert_eq!(v, ParamValue::name("exponential"));
+        assert_eq!(serde_json::to_string(&v).unwrap(), "\"exponential\"");
+        // Numbers and sizes still decode as before.
+        assert_eq!(serde_json::from_str::<ParamValue>("3").unwrap(), ParamValue::Int(3));
+        assert_eq!(serde_json::from_str::<ParamValue>("{\"packets\":5}").unwrap(), ParamValue::Size(Size::Packets(5)));
+        assert!(serde_json::from_str::<ParamValue>("\"a-name-much-longer-than-allowed\"").is_err());
     }
 }

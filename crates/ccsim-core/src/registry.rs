@@ -11,7 +11,8 @@ use crate::tcp::cc::CCS;
 /// One registered model.
 #[derive(Serialize)]
 pub struct ModelInfo {
-    /// `queue`, `cc`, `transport`, `app`, `controller` or `reference`.
+    /// `queue`, `cc`, `transport`, `app`, `node` (a node's `processing` table), `controller` or
+    /// `reference`.
     pub family: &'static str,
     /// Name used in scenarios.
     pub name: &'static str,
@@ -46,6 +47,12 @@ pub fn registry() -> Vec<ModelInfo> {
     for m in APPS {
         out.push(ModelInfo { family: "app", name: m.name, doc: m.doc, params: m.params });
     }
+    out.push(ModelInfo {
+        family: "node",
+        name: "processing",
+        doc: crate::net::processing::DOC,
+        params: crate::net::processing::PARAMS,
+    });
     for m in crate::ncs::controller::CONTROLLERS {
         out.push(ModelInfo { family: "controller", name: m.name, doc: m.doc, params: m.params });
     }

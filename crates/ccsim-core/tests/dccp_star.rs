@@ -18,8 +18,8 @@ const CONTROLLER: u32 = 1;
 /// buffer of `buffer` bytes, and the controller answers every message with 200 B over UDP.
 fn dedu(transport: AlgoSpec, buffer: i64, duration: u64) -> Config {
     let mut nodes = vec![
-        NodeSpec { name: "router".into(), kind: NodeKind::Router },
-        NodeSpec { name: "controller".into(), kind: NodeKind::Host },
+        NodeSpec { name: "router".into(), kind: NodeKind::Router, processing: None },
+        NodeSpec { name: "controller".into(), kind: NodeKind::Host, processing: None },
     ];
     let mut links = vec![LinkSpec {
         a: ROUTER,
@@ -29,7 +29,7 @@ fn dedu(transport: AlgoSpec, buffer: i64, duration: u64) -> Config {
     }];
     let mut flows = Vec::new();
     for i in 0..3u32 {
-        nodes.push(NodeSpec { name: format!("sensor{i}"), kind: NodeKind::Host });
+        nodes.push(NodeSpec { name: format!("sensor{i}"), kind: NodeKind::Host, processing: None });
         links.push(link(2 + i, ROUTER, dir(1_000_000, MS, droptail(50))));
         flows.push(FlowSpec {
             name: Some(format!("sensor{i}")),

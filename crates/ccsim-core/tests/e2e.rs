@@ -28,8 +28,8 @@ fn two_hosts(rate: u64, delay: u64, loss: f64, size: i64, period: u64, stop: u64
         warmup_ns: 0,
         seed: 3,
         nodes: vec![
-            NodeSpec { name: "a".into(), kind: NodeKind::Host },
-            NodeSpec { name: "b".into(), kind: NodeKind::Host },
+            NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None },
+            NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None },
         ],
         links: vec![link(0, 1, d)],
         flows: vec![FlowSpec {

@@ -34,8 +34,8 @@ fn two_hosts(delay: Time, duration: Time, sensor_stop: Option<Time>, actuator_st
         warmup_ns: 0,
         seed: 1,
         nodes: vec![
-            NodeSpec { name: "plant".into(), kind: NodeKind::Host },
-            NodeSpec { name: "controller".into(), kind: NodeKind::Host },
+            NodeSpec { name: "plant".into(), kind: NodeKind::Host, processing: None },
+            NodeSpec { name: "controller".into(), kind: NodeKind::Host, processing: None },
         ],
         // 100 Gbit/s: a 48 B packet takes 4 ns.
         links: vec![link(0, 1, dir(100_000_000_000, delay, droptail(1000)))],

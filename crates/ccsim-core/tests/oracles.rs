@@ -34,8 +34,8 @@ fn two_hosts(rate: u64, delay: u64, loss: f64, limit: u64, duration: u64, warmup
         warmup_ns: warmup,
         seed,
         nodes: vec![
-            NodeSpec { name: "a".into(), kind: NodeKind::Host },
-            NodeSpec { name: "b".into(), kind: NodeKind::Host },
+            NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None },
+            NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None },
         ],
         links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab, ba: dir(rate, delay, droptail(limit)) }],
         flows: vec![flow],

@@ -55,6 +55,15 @@ pub struct AppModel {
     pub build: fn(&Params, Time, Option<Time>, Rng) -> Box<dyn Application>,
 }
 
+/// Checks across an application's parameters that its table cannot express (a Pareto shape
+/// above 1, a uniform's lower end below its mean); `field` is the application's path.
+pub fn check(name: &str, params: &Params, field: &str) -> Result<(), crate::error::ConfigError> {
+    match name {
+        "transfer" => transfer::check(params, field),
+        _ => Ok(()),
+    }
+}
+
 /// Every application ccsim knows.
 pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL, ncs::MODEL, poisson::MODEL];
 

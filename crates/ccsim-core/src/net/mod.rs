@@ -1,4 +1,6 @@
-//! The network: link directions (transmitter + wire + output queue) and static routes.
+//! The network: link directions (transmitter + wire + output queue), static routes and
+//! per-packet processing at nodes.
 
 pub mod link;
+pub mod processing;
 pub mod route;

@@ -34,6 +34,8 @@ pub enum Event {
     Sample,
     /// The sensor of a control loop (by index) samples its plant.
     Control(u32),
+    /// The packet at the head of a node's processing stage (by node index) is released.
+    Process(u32),
 }
 
 /// A pending event; `key` is `time << 64 | seq`, so one integer comparison orders entries

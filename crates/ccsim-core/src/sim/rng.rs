@@ -16,6 +16,8 @@ pub enum Stream {
     /// A flow's application draws (Poisson arrivals), apart from `Flow` so that giving an
     /// application randomness never shifts the flow's start time or transport draws.
     App(u32),
+    /// A node's per-packet processing draws (`net/processing.rs`).
+    Node(u32),
 }
 
 impl Stream {
@@ -25,6 +27,7 @@ impl Stream {
             Stream::Flow(i) => (2 << 32) | i as u64,
             Stream::Queue(i) => (3 << 32) | i as u64,
             Stream::App(i) => (4 << 32) | i as u64,
+            Stream::Node(i) => (5 << 32) | i as u64,
         }
     }
 }

@@ -27,10 +27,10 @@ pub fn daisy_chain(router_queue: AlgoSpec) -> Config {
     let host = |rate, delay| dir(rate, delay, droptail(1000));
     let router = |rate, delay| dir(rate, delay, router_queue.clone());
     let nodes = vec![
-        NodeSpec { name: "R1".into(), kind: NodeKind::Router },
-        NodeSpec { name: "R2".into(), kind: NodeKind::Router },
-        NodeSpec { name: "S".into(), kind: NodeKind::Host },
-        NodeSpec { name: "D".into(), kind: NodeKind::Host },
+        NodeSpec { name: "R1".into(), kind: NodeKind::Router, processing: None },
+        NodeSpec { name: "R2".into(), kind: NodeKind::Router, processing: None },
+        NodeSpec { name: "S".into(), kind: NodeKind::Host, processing: None },
+        NodeSpec { name: "D".into(), kind: NodeKind::Host, processing: None },
     ];
     let links = vec![
         LinkSpec { a: 2, b: 0, ab: host(10_000_000, 2 * MS), ba: router(10_000_000, 2 * MS) },

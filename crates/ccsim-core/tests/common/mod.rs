@@ -28,11 +28,11 @@ pub fn dumbbell(
     access_delay: impl Fn(usize) -> u64,
 ) -> Config {
     let mut nodes = vec![
-        NodeSpec { name: "A".into(), kind: NodeKind::Router },
-        NodeSpec { name: "B".into(), kind: NodeKind::Router },
+        NodeSpec { name: "A".into(), kind: NodeKind::Router, processing: None },
+        NodeSpec { name: "B".into(), kind: NodeKind::Router, processing: None },
     ];
-    nodes.extend((0..n).map(|i| NodeSpec { name: format!("s{i}"), kind: NodeKind::Host }));
-    nodes.extend((0..n).map(|i| NodeSpec { name: format!("r{i}"), kind: NodeKind::Host }));
+    nodes.extend((0..n).map(|i| NodeSpec { name: format!("s{i}"), kind: NodeKind::Host, processing: None }));
+    nodes.extend((0..n).map(|i| NodeSpec { name: format!("r{i}"), kind: NodeKind::Host, processing: None }));
     let mut links = vec![LinkSpec {
         a: 0,
         b: 1,
