@@ -34,13 +34,14 @@ __all__ = [
     "KIND_UNITS",
 ]
 
-Family = Literal["queue", "cc", "transport", "app", "controller", "reference"]
-FAMILIES: Final[tuple[Family, ...]] = ("queue", "cc", "transport", "app", "controller", "reference")
+Family = Literal["queue", "cc", "transport", "app", "node", "controller", "reference"]
+FAMILIES: Final[tuple[Family, ...]] = ("queue", "cc", "transport", "app", "node", "controller", "reference")
 FAMILY_TITLES: Final[dict[str, str]] = {
     "queue": "queue discipline",
     "cc": "congestion control",
     "transport": "transport",
     "app": "application",
+    "node": "node model",
     "controller": "controller",
     "reference": "reference signal",
     "profile": "behaviour profile",
@@ -56,6 +57,7 @@ KIND_UNITS: Final[dict[str, str]] = {
     "prob": "probability (0..1 or %)",
     "int": "integer",
     "bool": "true / false",
+    "choice": "one of the names listed",
 }
 
 
@@ -115,6 +117,8 @@ def format_param(kind: str, value: Any) -> str:
         return units.format_size(value)
     if kind == "bool":
         return "true" if value else "false"
+    if kind == "choice":
+        return str(value)
     return repr(value)
 
 
@@ -140,6 +144,8 @@ class ParamInfo:
     min: float | None
     max: float | None
     doc: str
+    choices: tuple[str, ...] = ()
+    """The allowed names of a ``choice`` parameter."""
 
     def bound_text(self, bound: float) -> str:
         """A bound in the parameter's own units."""
@@ -150,7 +156,9 @@ class ParamInfo:
         return f"{bound:g}"
 
     def range_text(self) -> str:
-        """``"1ms..1s"``, ``">= 1"``, or empty when unbounded."""
+        """``"1ms..1s"``, ``">= 1"``, the names of a choice, or empty when unbounded."""
+        if self.kind == "choice":
+            return " | ".join(self.choices)
         lo = self.bound_text(self.min) if self.min is not None else None
         hi = self.bound_text(self.max) if self.max is not None else None
         if lo is not None and hi is not None:
@@ -218,6 +226,7 @@ class Registry:
                             min=p.get("min"),
                             max=p.get("max"),
                             doc=p.get("doc", ""),
+                            choices=tuple(p.get("choices", ())),
                         )
                         for p in entry.get("params", [])
                     ),
@@ -272,6 +281,11 @@ class Registry:
             spec = model.param(key)
             if spec is None:
                 raise ParamError(field, f"unknown parameter of {name}; allowed: {allowed}")
+            if spec.kind == "choice":
+                if not isinstance(value, str) or value not in spec.choices:
+                    raise ParamError(field, f"unknown {value!r}; one of: {', '.join(spec.choices)}")
+                canonical[key] = value
+                continue
             try:
                 converted = parse_param(spec.kind, value)
             except units.UnitError as exc:

@@ -32,6 +32,7 @@ from .fields import (
 )
 from .overrides import apply_overrides
 from .profiles import apply_profile
+from .registry import get_registry
 from .topology import Dumbbell, Network, Topology
 
 __all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
@@ -281,10 +282,30 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
             raise FieldError(
                 f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
             )
+        _check_size_distribution(flow, where)
     total = sum(flow.count for flow in scenario.flows)
     for k, index in enumerate(scenario.metrics.jain_flows or []):
         if index >= total:
             raise FieldError(f"metrics.jain_flows[{k}]", f"no flow {index}; flows are numbered 0..{total - 1}")
+
+
+def _check_size_distribution(flow: Flow, where: str) -> None:
+    """What the transfer's parameter table cannot say alone (app/transfer.rs ``check``): a
+    Pareto needs shape > 1 for its mean to exist; a uniform of mean ``size`` needs
+    ``size_min <= size``."""
+    if flow.app.kind != "transfer":
+        return
+    params = flow.app.params
+    dist = params.get("distribution", "fixed")
+    if dist == "pareto":
+        shape = params.get("shape", get_registry().model("app", "transfer").param("shape").default)  # type: ignore[union-attr]
+        if shape <= 1:
+            raise FieldError(f"{where}.app.shape", f"a Pareto distribution has a finite mean only for shape > 1, got {shape:g}")
+    if dist == "uniform" and params.get("size_min", 0) > params["size"]:
+        raise FieldError(
+            f"{where}.app.size_min",
+            f"must be at most size ({units.format_bytes(params['size'])}) for a uniform of mean size",
+        )
 
 
 def _check_control(scenario: Scenario, net: Network) -> None:

@@ -89,13 +89,17 @@ __all__ = [
     "RANDOM_QUEUES",
     "RANDOM_CCS",
     "RANDOM_APPS",
+    "RANDOM_SIZE_APPS",
 ]
 
 # Models that draw from their random stream (engine: qdisc/red.rs, pie.rs, choke.rs,
-# ecn_codel.rs, fq_codel.rs; tcp/cc/edctcp.rs; app/poisson.rs). Keep in step with the engine.
+# ecn_codel.rs, fq_codel.rs; tcp/cc/edctcp.rs; app/poisson.rs, app/transfer.rs; node processing
+# jitter, net/processing.rs). Keep in step with the engine.
 RANDOM_QUEUES = frozenset({"red", "pie", "choke", "ecn_codel", "fq_codel"})
 RANDOM_CCS = frozenset({"edctcp"})
 RANDOM_APPS = frozenset({"poisson"})
+# Applications whose size is random when their `distribution` is not "fixed" (app/transfer.rs).
+RANDOM_SIZE_APPS = frozenset({"transfer"})
 
 DEFAULT_TRACE_INTERVAL_NS = 10_000_000
 DEFAULT_MAX_RUNS = 10_000
@@ -558,6 +562,14 @@ def random_elements(scenario: Any) -> list[str]:
             found.append(f"flows[{i}].cc {flow.cc.kind} (random backoff)")
         if flow.app.kind in RANDOM_APPS:
             found.append(f"flows[{i}].app {flow.app.kind} (random arrivals)")
+        size_dist = flow.app.params.get("distribution", "fixed")
+        if flow.app.kind in RANDOM_SIZE_APPS and size_dist != "fixed":
+            found.append(f"flows[{i}].app {flow.app.kind} ({size_dist} sizes)")
+    for node, processing in scenario.network.processing.items():
+        # net/processing.rs: a jitter above 0 draws from the node's stream for every packet.
+        if processing.get("jitter", 0) > 0:
+            dist = processing.get("distribution", "uniform")
+            found.append(f"processing jitter at {node} ({dist}, {processing['jitter'] / 1e3:g} us)")
     for link in scenario.network.links:
         for name, d in ((f"{link.a}->{link.b}", link.ab), (f"{link.b}->{link.a}", link.ba)):
             if d.loss > 0:
@@ -1079,7 +1091,9 @@ def check(
         raise ScenarioError(file, "", "the scenario has no random element, so every run would be identical and the "
                             "probability is 0 or 1 (one 'ccsim run' decides it); declare one: a start window "
                             "(start = \"0s..1s\"), a packet error rate (loss = 0.001), Poisson arrivals (app kind "
-                            f"poisson), or a randomized queue discipline ({', '.join(sorted(RANDOM_QUEUES))})")
+                            "poisson), random transfer sizes (app transfer with distribution = \"pareto\", ...), "
+                            "processing jitter at a node (processing = { jitter = \"50us\" }), or a randomized "
+                            f"queue discipline ({', '.join(sorted(RANDOM_QUEUES))})")
     interval_ns = None
     if trace_interval is not None:
         from .units import parse_time

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, PlainSerializer, model_validator
 
 from .errors import FieldError
 from .fields import AlgoSpec, Prob, QueueAlgo, Rate, StrictModel, Time, algo
+from .registry import get_registry
 
 __all__ = [
     "Direction",
@@ -28,6 +29,7 @@ __all__ = [
     "Star",
     "Topology",
     "Network",
+    "Processing",
     "TOPOLOGY_KINDS",
 ]
 
@@ -69,11 +71,29 @@ class ChainHost(LinkSpec):
     router: Annotated[int, Field(ge=0)]
 
 
+def _parse_processing(value: Any) -> dict[str, Any]:
+    """``{ delay = "20us", jitter = "50us", distribution = "uniform" }``, checked against the
+    engine's ``node processing`` table (net/processing.rs); canonical values, given keys only."""
+    if not isinstance(value, dict):
+        raise FieldError("", f'expected a table such as {{ delay = "20us", jitter = "50us", distribution = "uniform" }}, got {value!r}')
+    return get_registry().validate_params("node", "processing", value)
+
+
+Processing = Annotated[
+    dict[str, Any],
+    BeforeValidator(_parse_processing),
+    PlainSerializer(lambda p: get_registry().to_human("node", "processing", p), return_type=dict),
+]
+"""A node's per-packet processing: fixed ``delay`` plus a random ``jitter`` (uniform on
+[0, jitter] or exponential of mean jitter), FIFO (``ccsim list``, family ``node``)."""
+
+
 class NodeDecl(StrictModel):
-    """A node of an explicit topology."""
+    """A node of an explicit topology, optionally with per-packet ``processing``."""
 
     name: Annotated[str, Field(min_length=1)]
     kind: Literal["host", "router"]
+    processing: Processing | None = None
 
 
 class ExplicitLink(LinkSpec):
@@ -117,6 +137,15 @@ class Network:
     nodes: dict[str, str] = field(default_factory=dict)
     links: list[LinkConfig] = field(default_factory=list)
     default_bottleneck: str | None = None
+    processing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per node name: its processing parameters (canonical), for nodes that have one."""
+
+    def set_processing(self, routers: dict[str, Any] | None, hosts: dict[str, Any] | None) -> None:
+        """A topology helper's ``router_processing`` / ``host_processing``: every router / host."""
+        for name, kind in self.nodes.items():
+            chosen = routers if kind == "router" else hosts
+            if chosen is not None:
+                self.processing[name] = dict(chosen)
 
     def add_node(self, name: str, kind: str, where: str) -> None:
         if name in self.nodes:
@@ -132,7 +161,10 @@ class Network:
 
     def to_config(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         index = {name: i for i, name in enumerate(self.nodes)}
-        nodes = [{"name": name, "kind": kind} for name, kind in self.nodes.items()]
+        nodes = [
+            {"name": name, "kind": kind, **({"processing": dict(self.processing[name])} if name in self.processing else {})}
+            for name, kind in self.nodes.items()
+        ]
         links = [
             {"a": index[link.a], "b": index[link.b], "ab": link.ab.to_config(), "ba": link.ba.to_config()}
             for link in self.links
@@ -206,6 +238,10 @@ class Dumbbell(StrictModel):
     sources: list[LinkSpec] | None = None
     sinks: list[LinkSpec] | None = None
     bottleneck_queue: str | None = None
+    router_processing: Processing | None = None
+    """Per-packet processing at every router (``processing`` of an explicit node)."""
+    host_processing: Processing | None = None
+    """Per-packet processing at every host: what it sends and what it receives."""
 
     @model_validator(mode="after")
     def _one_way_to_give_hosts(self) -> Dumbbell:
@@ -239,6 +275,7 @@ class Dumbbell(StrictModel):
             hint = f"set {dst_key}[{i}].rate or access.rate"
             extra = {"delay": spec.dst_delay} if isinstance(spec, Pair) and spec.dst_delay is not None else None
             net.links.append(resolve_link("B", f"r{i}", [self.access, spec], f"{dst_key}[{i}]", hint, extra))
+        net.set_processing(self.router_processing, self.host_processing)
         return net
 
 
@@ -254,6 +291,10 @@ class DaisyChain(StrictModel):
     hosts: Annotated[list[ChainHost], Field(min_length=1)]
     access: LinkSpec | None = None
     bottleneck_queue: str | None = None
+    router_processing: Processing | None = None
+    """Per-packet processing at every router (``processing`` of an explicit node)."""
+    host_processing: Processing | None = None
+    """Per-packet processing at every host: what it sends and what it receives."""
 
     def expand(self) -> Network:
         net = Network()
@@ -275,6 +316,7 @@ class DaisyChain(StrictModel):
             net.links.append(resolve_link(name, routers[host.router], [self.access, host], f"hosts[{i}]", hint))
         slowest = min(net.links[: len(self.hops)], key=lambda link: link.ab.rate_bps)
         net.default_bottleneck = f"{slowest.a}->{slowest.b}"
+        net.set_processing(self.router_processing, self.host_processing)
         return net
 
 
@@ -290,6 +332,8 @@ class Explicit(StrictModel):
         net = Network()
         for i, node in enumerate(self.nodes):
             net.add_node(node.name, node.kind, f"nodes[{i}].name")
+            if node.processing is not None:
+                net.processing[node.name] = dict(node.processing)
         known = ", ".join(net.nodes)
         seen: set[frozenset[str]] = set()
         for i, link in enumerate(self.links):
@@ -332,6 +376,10 @@ class Star(StrictModel):
     bottleneck: LinkSpec
     access: LinkSpec | None = None
     bottleneck_queue: str | None = None
+    router_processing: Processing | None = None
+    """Per-packet processing at every router (``processing`` of an explicit node)."""
+    host_processing: Processing | None = None
+    """Per-packet processing at every host: what it sends and what it receives."""
 
     def expand(self) -> Network:
         net = Network(default_bottleneck="router->controller")
@@ -343,6 +391,7 @@ class Star(StrictModel):
         for i, spec in enumerate(self.sensors):
             hint = f"set sensors[{i}].rate or access.rate"
             net.links.append(resolve_link(f"sensor{i}", "router", [self.access, spec], f"sensors[{i}]", hint))
+        net.set_processing(self.router_processing, self.host_processing)
         return net
 
 
