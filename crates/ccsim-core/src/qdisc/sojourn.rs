@@ -109,7 +109,7 @@ mod tests {
             let (lo, w) = edges(b);
             assert!(lo <= v && v - lo < w, "v={v} bin={b} lo={lo} w={w}");
             assert!(b < BINS);
-            v = v * 5 / 4 + 1;
+            v = v + v / 4 + 1;
         }
         assert_eq!(bin(u64::MAX), BINS - 1);
     }
