@@ -5,10 +5,12 @@ headless browser with the network off."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -112,6 +114,15 @@ def test_bad_names_on_the_command_line_exit_2_with_the_option(tmp_path: Path) ->
     assert proc.returncode == 2 and "--objective" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_objectives_the_scenario_cannot_measure_are_refused_before_running(tmp_path: Path) -> None:
+    out = tmp_path / "never"
+    proc = run_cli("compare", str(SCENARIOS / "flagship.toml"), "--objective", "control", "--out", str(out))
+    assert proc.returncode == 2 and "ITAE needs a [[control]] loop" in proc.stderr
+    proc = run_cli("compare", str(ACCESS_LINK), "--objective", "latency, jain.N9 >= 0.5", "--out", str(out))
+    assert proc.returncode == 2 and "no flow group 'N9'" in proc.stderr and "N1, N2, N3" in proc.stderr
+    assert not out.exists()
+
+
 def test_default_matrix_leaves_out_ccs_that_need_special_routers_and_varies_only_the_bottleneck() -> None:
     spec = compare.prepare(ACCESS_LINK, seeds=2)
     assert {"newreno", "cubic", "compound", "vegas"} <= set(spec.ccs)
@@ -166,8 +177,6 @@ def test_pie_ranks_above_droptail_for_latency_at_heavy_load(heavy: tuple[Path, s
 
 
 def html_escaped(text: str) -> str:
-    import html
-
     return html.escape(text)
 
 
@@ -192,7 +201,7 @@ def test_an_impossible_constraint_is_reported_as_unsatisfiable(heavy: tuple[Path
 def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None:
     out = tmp_path / "flag"
     args = ["compare", str(SCENARIOS / "flagship.toml"), "--cc", "newreno,cubic", "--queue", "droptail,codel",
-            "--seeds", "2", "--out", str(out), "--set", "simulation.duration=20s", "--set", "simulation.warmup=2s"]
+            "--seeds", "2", "--out", str(out), "--set", "simulation.duration=14s", "--set", "simulation.warmup=2s"]
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), MPLBACKEND="Agg")
     proc = subprocess.Popen([sys.executable, "-m", "ccsim", *args, "--jobs", "1", "--quiet"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -214,6 +223,28 @@ def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None
     # The finished runs were not run again: their records are the same files.
     assert {k: (runs / k / "run.json").stat().st_mtime_ns for k in finished} == finished
     assert len(pd.read_csv(out / "runs_metrics.csv")) == 8
+
+
+def test_the_reports_rerun_command_reproduces_its_cell_exactly(tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    proc = run_cli("compare", str(SCENARIOS / "flagship.toml"), "--cc", "cubic", "--queue", "codel", "--seeds", "1",
+                   "--out", str(out), "--set", "simulation.duration=6s", "--set", "simulation.warmup=2s", "--jobs", "1",
+                   "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    report = (out / "report.html").read_text()
+    rows = re.findall(r"<tr><td class=l>(\w+)</td><td class=l>(\w+)</td><td>(\d+)</td><td class=l><code>(.*?)</code>",
+                      report)
+    assert len(rows) == 1
+    cc, queue, seed, command = rows[0]
+    argv = shlex.split(html.unescape(command))
+    assert argv[:2] == ["ccsim", "run"] and ("cubic", "codel") == (cc, queue)
+    rerun = run_cli(*argv[1:], "--out", str(tmp_path / "rerun"), "--quiet")
+    assert rerun.returncode == 0, rerun.stderr
+    run = pd.read_csv(out / "runs_metrics.csv").iloc[0]
+    assert str(run["seed"]) == seed
+    for table in ("flows", "queues"):
+        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "rerun" / f"{table}.parquet"),
+                                      pd.read_parquet(out / run["run_dir"] / f"{table}.parquet"), check_exact=True)
 
 
 # --- the report in a real browser -------------------------------------------------------------------

@@ -544,6 +544,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     objective = compare.parse_objective(args.objective)
     spec = compare.prepare(args.file, ccs=_names(args.cc), queues=_names(args.queue), seeds=args.seeds,
                            overrides=args.overrides, master_seed=args.master_seed)
+    compare.check_objective(spec, objective)
     out = Path(args.out) if args.out else Path("results") / "compare" / Path(args.file).stem
     console = _stdout_console()
     for note in spec.notes:

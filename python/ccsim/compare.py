@@ -52,6 +52,7 @@ __all__ = [
     "METRICS",
     "prepare",
     "parse_objective",
+    "check_objective",
     "run_compare",
     "analyse",
     "write_report",
@@ -551,6 +552,18 @@ def prepare(
         seeds=seeds, bottleneck=bottleneck, queue_key=queue_key, cc_keys=cc_keys, fixed=fixed, groups=groups,
         has_control=bool(config.get("control")), notes=notes, master_seed=master_seed,
     )
+
+
+def check_objective(spec: CompareSpec, objective: Objective) -> None:
+    """Refuse, before anything runs, an objective that the scenario cannot measure."""
+    names = list(objective.weights) + [c.metric for c in objective.constraints]
+    if "itae" in names and not spec.has_control:
+        raise ScenarioError(spec.file, "--objective", "ITAE needs a [[control]] loop in the scenario")
+    for name in names:
+        if name.startswith("jain.") and name[5:] not in spec.groups:
+            groups = ", ".join(spec.groups) or "none"
+            raise ScenarioError(spec.file, "--objective", f"no flow group {name[5:]!r} of two flows or more "
+                                f"(groups: {groups})")
 
 
 def sweep_spec(spec: CompareSpec) -> Any:
