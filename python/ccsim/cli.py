@@ -562,7 +562,12 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         raise
     console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                        f"{result.failed} failed"))
-    cmp = compare.analyse(spec, objective, out, result.table)
+    table = result.table
+    if not len(table) or not (table["status"] == "ok").any():
+        first = table.iloc[0]["error"] if len(table) else "none finished"
+        _fail(f"no run of the comparison succeeded (status and error in {out / sweep.RESULTS_FILE}); first: {first}")
+        return EXIT_ENGINE_FAILURE
+    cmp = compare.analyse(spec, objective, out, table)
     compare.print_table(cmp, console)
     for line in compare.verdict_lines(cmp):
         console.print(Text(line))

@@ -849,6 +849,9 @@ def verdict_lines(cmp: Comparison) -> list[str]:
     names = ", ".join(f"{r.cc}+{r.queue}" for r in tier1.itertuples())
     lines.append(f"Best for '{cmp.objective.text}': {best['cc']}+{best['queue']} "
                  f"(score {best['score_mean']:.3f}).")
+    if cmp.spec.seeds < 2:
+        lines.append("One seed: no test can tell combinations apart or together, so the tiers are just the "
+                     "order; run --seeds 2 or more.")
     if len(tier1) > 1:
         lines.append(f"Statistically indistinguishable from it over {cmp.spec.seeds} seeds (tier 1): {names}.")
     for _, row in table.iterrows():
@@ -856,7 +859,8 @@ def verdict_lines(cmp: Comparison) -> list[str]:
             continue
         reason = cmp.why(best, row)
         status = f"tier {int(row['tier'])}" if row["feasible"] else f"infeasible ({row['violated']})"
-        lines.append(f"{best['cc']}+{best['queue']} above {row['cc']}+{row['queue']} ({status}): {reason}")
+        relation = "ahead of, but not told apart from," if row["feasible"] and row["tier"] == 1 else "above"
+        lines.append(f"{best['cc']}+{best['queue']} {relation} {row['cc']}+{row['queue']} ({status}): {reason}")
     return lines
 
 
