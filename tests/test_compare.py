@@ -195,6 +195,28 @@ def test_an_impossible_constraint_is_reported_as_unsatisfiable(heavy: tuple[Path
     assert not table["feasible"].any() and (table["violated"] == "utilization >= 150%").all()
 
 
+def test_control_objective_scores_each_run_by_its_itae_and_queueing_delay(tmp_path: Path) -> None:
+    out = tmp_path / "ncs"
+    proc = run_cli("compare", str(SCENARIOS / "examples" / "ncs_dumbbell.toml"), "--cc", "newreno", "--queue",
+                   "droptail,codel", "--seeds", "2", "--objective", "control", "--out", str(out),
+                   "--set", "simulation.duration=10s", "--jobs", "2", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    runs = pd.read_csv(out / "runs_metrics.csv")
+    # The score by hand: -(itae / mean itae) - 0.25 (p99 / mean p99), from each run's own tables.
+    itae = [pd.read_parquet(out / d / "control.parquet")["itae"].sum() for d in runs["run_dir"]]
+    p99 = [pd.read_parquet(out / d / "queues.parquet").set_index("name").loc["A->B", "p99_sojourn_s"]
+           for d in runs["run_dir"]]
+    mi, mp = sum(itae) / len(itae), sum(p99) / len(p99)
+    expected = [-(i / mi) - 0.25 * (p / mp) for i, p in zip(itae, p99)]
+    assert list(runs["itae"]) == pytest.approx(itae)
+    assert list(runs["score"]) == pytest.approx(expected)
+    table = pd.read_csv(out / "comparison.csv")
+    by_hand = runs.assign(s=expected).groupby("queue")["s"].mean().sort_values(ascending=False)
+    assert list(table["queue"]) == list(by_hand.index)
+    # Its start times are fixed: both seeds give the same runs, and the verdict says so.
+    assert "the scenario has no random element" in proc.stdout
+
+
 # --- resuming -------------------------------------------------------------------------------------
 
 

@@ -849,6 +849,9 @@ def verdict_lines(cmp: Comparison) -> list[str]:
     names = ", ".join(f"{r.cc}+{r.queue}" for r in tier1.itertuples())
     lines.append(f"Best for '{cmp.objective.text}': {best['cc']}+{best['queue']} "
                  f"(score {best['score_mean']:.3f}).")
+    if cmp.spec.seeds >= 2 and len(cmp.runs) and (cmp.table["score_sd"].fillna(0.0) == 0.0).all():
+        lines.append("Every combination gave the same result on every seed: the scenario has no random element "
+                     "(start windows, loss, randomized AQMs), so the seeds add nothing and the tiers are the order.")
     if cmp.spec.seeds < 2:
         lines.append("One seed: no test can tell combinations apart or together, so the tiers are just the "
                      "order; run --seeds 2 or more.")
@@ -1045,7 +1048,7 @@ def write_report(cmp: Comparison, out: str | Path) -> list[Path]:
 
 def _html(cmp: Comparison, out: Path, info: dict[str, Any]) -> str:
     e = html.escape
-    shown = [m for m in cmp.metrics if m != "goodput" or True]
+    shown = list(cmp.metrics)
     parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
              f"<title>ccsim compare: {e(Path(cmp.spec.file).name)}</title>", f"<style>{_CSS}</style></head><body>"]
     parts.append(f"<h1>ccsim compare: {e(Path(cmp.spec.file).name)}</h1>")
