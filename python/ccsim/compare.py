@@ -827,6 +827,8 @@ def compare_command(spec: CompareSpec, objective: Objective, out: Path) -> str:
     parts = ["ccsim compare", shlex.quote(spec.file), "--cc", ",".join(spec.ccs), "--queue",
              ",".join(spec.queue_label(q) for q in spec.queues), "--seeds", str(spec.seeds),
              "--objective", shlex.quote(objective.text), "--out", shlex.quote(str(out))]
+    if spec.master_seed:
+        parts.append(f"--master-seed {spec.master_seed}")
     parts += [f"--set {shlex.quote(o)}" for o in spec.overrides]
     return " ".join(parts)
 
