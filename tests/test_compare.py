@@ -293,13 +293,19 @@ def load_offline(browser: str, page: Path, tmp: Path) -> tuple[str, list[str]]:
     return proc.stdout, errors
 
 
-def test_report_loads_offline_in_headless_chromium(heavy: tuple[Path, subprocess.CompletedProcess[str]],
-                                                      tmp_path: Path) -> None:
-    browser = _chromium()
-    if browser is None:
+@pytest.fixture
+def browser() -> str:
+    """Chromium's path; skips without it unless CCSIM_REQUIRE_BROWSER=1 (CI), which fails."""
+    path = _chromium()
+    if path is None:
         if os.environ.get("CCSIM_REQUIRE_BROWSER") == "1":
             pytest.fail("CCSIM_REQUIRE_BROWSER=1 but no chromium found (apt-get install chromium)")
         pytest.skip("chromium is not installed (apt-get install chromium); CI sets CCSIM_REQUIRE_BROWSER=1")
+    return path
+
+
+def test_report_loads_offline_in_headless_chromium(browser: str, heavy: tuple[Path, subprocess.CompletedProcess[str]],
+                                                      tmp_path: Path) -> None:
     out, proc = heavy
     assert proc.returncode == 0, proc.stderr
     # The detector itself: a page with a script error and a remote image is caught.
