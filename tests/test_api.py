@@ -27,7 +27,7 @@ FLOW_COLUMNS = {
 QUEUE_COLUMNS = {
     "name", "kind", "from", "to", "rate_bps", "arrivals", "departures", "drops", "marks", "drop_ratio",
     "mean_len_pkts", "sd_len_pkts", "mean_len_bytes", "sd_len_bytes", "max_len_pkts", "mean_sojourn_s",
-    "max_sojourn_s", "tx_bytes", "utilization", "link_losses",
+    "max_sojourn_s", "p50_sojourn_s", "p99_sojourn_s", "tx_bytes", "utilization", "link_losses",
 }
 
 

@@ -1,4 +1,5 @@
-"""The ``ccsim`` command: run, validate, list, ``arima fit`` for RTT traces, ``sweep`` and ``smc``.
+"""The ``ccsim`` command: run, validate, list, ``arima fit`` for RTT traces, ``sweep``, ``smc`` and
+``compare``.
 
 Every mistake in the input (file, field, argument) ends in one line on stderr that names the
 file, the field and what is allowed, and exit code 2 — never a traceback.
@@ -90,6 +91,7 @@ def _build_parser() -> argparse.ArgumentParser:
     arima_fit.add_argument("--column", help="the column holding the RTTs")
     arima_fit.add_argument("--flow", type=int, help="keep the rows of this flow (traces with a flow column)")
     _add_sweep_commands(commands)
+    _add_compare_command(commands)
     return parser
 
 
@@ -142,6 +144,28 @@ def _add_sweep_commands(commands: Any) -> None:
     smc.add_argument("--out", metavar="DIR", help="write smc.json, outcomes.parquet, first_passage.csv and .png here")
     smc.add_argument("--vocabulary", action="store_true", help="list the names a query can use on this scenario")
     smc.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_compare_command(commands: Any) -> None:
+    compare = commands.add_parser(
+        "compare", help="rank every congestion control x queue discipline on a scenario (report.html)",
+        description="Run every congestion control (of the TCP flows) x queue discipline (of the bottleneck "
+                    "queue) over seeds, rank them for an objective with statistical ties, and write "
+                    "report.html, comparison.csv/.parquet and the runs into --out. Finished runs are kept: "
+                    "rerunning resumes. See docs/compare.md.")
+    compare.add_argument("file", metavar="SCENARIO.toml", help="scenario file")
+    compare.add_argument("--cc", help="comma-separated congestion controls (default: every registered one that "
+                                      "needs no special router)")
+    compare.add_argument("--queue", help="comma-separated queue disciplines (default: droptail,red,codel,pie)")
+    compare.add_argument("--seeds", type=_positive, default=3, help="seeds per combination (default 3)")
+    compare.add_argument("--objective", default="latency",
+                         help="latency, fairness, throughput, control, or terms and constraints: "
+                              "'min:p99_delay*2,max:utilization,jain >= 0.9,p99_delay <= 20ms' (default latency)")
+    compare.add_argument("--out", metavar="DIR", help="output directory (default: results/compare/<scenario name>)")
+    compare.add_argument("--master-seed", type=_seed, default=0, help="what the run seeds derive from (default 0)")
+    _add_set_option(compare)
+    _add_executor_options(compare)
+    compare.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _positive(text: str) -> int:
@@ -510,6 +534,54 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from . import compare, sweep
+
+    objective = compare.parse_objective(args.objective)
+    spec = compare.prepare(args.file, ccs=_names(args.cc), queues=_names(args.queue), seeds=args.seeds,
+                           overrides=args.overrides, master_seed=args.master_seed)
+    compare.check_objective(spec, objective)
+    out = Path(args.out) if args.out else Path("results") / "compare" / Path(args.file).stem
+    console = _stdout_console()
+    for note in spec.notes:
+        console.print(Text(f"note: {note}"))
+    try:
+        result = compare.run_compare(spec, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
+    except sweep.SweepInterrupted as stop:
+        done = stop.result.skipped + stop.result.ran
+        _fail(f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
+              "rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        if args.scheduler:
+            raise _executor_error(args, exc) from None
+        raise
+    console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
+                       f"{result.failed} failed"))
+    table = result.table
+    if not len(table) or not (table["status"] == "ok").any():
+        first = table.iloc[0]["error"] if len(table) else "none finished"
+        _fail(f"no run of the comparison succeeded (status and error in {out / sweep.RESULTS_FILE}); first: {first}")
+        return EXIT_ENGINE_FAILURE
+    cmp = compare.analyse(spec, objective, out, table)
+    compare.print_table(cmp, console)
+    for line in compare.verdict_lines(cmp):
+        console.print(Text(line))
+    compare.write_report(cmp, out)
+    console.print(Text(f"report: {out / 'report.html'}; data: comparison.csv, comparison.parquet, runs_metrics.csv"))
+    if result.lost:
+        _fail(f"a worker process died: {result.lost} runs were left unfinished; rerun the same command to run them")
+        return EXIT_ENGINE_FAILURE
+    if cmp.failed:
+        _fail(f"{cmp.failed} runs failed (status and error in {out / sweep.RESULTS_FILE})")
+        return EXIT_ENGINE_FAILURE
+    return EXIT_OK
+
+
 def _cmd_smc(args: argparse.Namespace) -> int:
     from . import smc
 
@@ -558,7 +630,7 @@ def _query_problem(exc: Any) -> str:
 
 
 _COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "arima": _cmd_arima,
-             "sweep": _cmd_sweep, "smc": _cmd_smc, "reproduce": _cmd_reproduce}
+             "sweep": _cmd_sweep, "smc": _cmd_smc, "reproduce": _cmd_reproduce, "compare": _cmd_compare}
 
 
 def _fail(message: str) -> None:
@@ -579,7 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccsim {__version__}")
         return EXIT_OK
     if args.command is None:
-        _fail("a command is required: run, validate, list, reproduce, sweep, smc or arima (see 'ccsim --help')")
+        _fail("a command is required: run, validate, list, reproduce, sweep, smc, compare or arima (see 'ccsim --help')")
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:

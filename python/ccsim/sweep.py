@@ -265,7 +265,7 @@ def summary_metrics(raw: dict[str, Any]) -> dict[str, Any]:
       ``timeouts``, ``rtt_mean_s`` (mean of the flows' mean RTTs), ``delay_mean_s``;
     - per flow group (when flows have a ``group``): ``group.G.goodput_bps`` (sum);
     - the bottleneck queue: ``bottleneck.mean_len_pkts``, ``.sd_len_pkts``, ``.max_len_pkts``,
-      ``.mean_sojourn_s``, ``.drops``, ``.marks``, ``.drop_ratio``, ``.utilization``;
+      ``.mean_sojourn_s``, ``.p99_sojourn_s``, ``.drops``, ``.marks``, ``.drop_ratio``, ``.utilization``;
     - per control loop: ``control.NAME.itae``, ``.itae_sum``, ``.iae``, ``.ise``,
       ``.samples_lost``, ``.controls_lost``, ``.actuation_delay_mean_s``.
 
@@ -299,8 +299,8 @@ def summary_metrics(raw: dict[str, Any]) -> dict[str, Any]:
     bottleneck = raw.get("bottleneck")
     queue = next((q for q in raw.get("queues", []) if q["name"] == bottleneck), None)
     if queue is not None:
-        for name in ("mean_len_pkts", "sd_len_pkts", "max_len_pkts", "mean_sojourn_s", "drops", "marks",
-                     "drop_ratio", "utilization"):
+        for name in ("mean_len_pkts", "sd_len_pkts", "max_len_pkts", "mean_sojourn_s", "p99_sojourn_s", "drops",
+                     "marks", "drop_ratio", "utilization"):
             row[f"bottleneck.{name}"] = queue.get(name)
     for loop in raw.get("control") or []:
         for name in ("itae", "itae_sum", "iae", "ise", "samples_lost", "controls_lost", "actuation_delay_mean_s"):

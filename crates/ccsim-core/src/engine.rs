@@ -989,6 +989,8 @@ impl Simulation {
                     max_len_pkts: s.max_len_pkts,
                     mean_sojourn_s: if s.departures > 0 { s.sojourn_sum as f64 / s.departures as f64 / 1e9 } else { 0.0 },
                     max_sojourn_s: secs(s.sojourn_max),
+                    p50_sojourn_s: s.sojourn_hist.quantile(0.5).map_or(0.0, |v| v / 1e9),
+                    p99_sojourn_s: s.sojourn_hist.quantile(0.99).map_or(0.0, |v| v / 1e9),
                     tx_bytes: l.tx_bytes,
                     utilization: if window > 0 { l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s) } else { 0.0 },
                     link_losses: l.losses,

@@ -19,6 +19,7 @@ pub mod fq_codel;
 pub mod jersey_cw;
 pub mod pie;
 pub mod red;
+pub mod sojourn;
 pub mod threshold;
 
 use crate::packet::{Ecn, Kind, Packet, FLAG_LN};
@@ -199,6 +200,8 @@ pub struct QueueStats {
     pub sojourn_max: Time,
     /// Sojourn time of the latest departure (ns), for sampled traces.
     pub last_sojourn: Time,
+    /// Sojourn times of departures (measured window), for quantiles.
+    pub sojourn_hist: sojourn::SojournHistogram,
     /// Largest length seen (packets).
     pub max_len_pkts: u64,
     /// Integral of length over time: packets*ns, packets^2*ns, bytes*ns, bytes^2*ns.
@@ -282,6 +285,7 @@ impl Queue {
                 s.departures += 1;
                 s.sojourn_sum += sojourn as u128;
                 s.sojourn_max = s.sojourn_max.max(sojourn);
+                s.sojourn_hist.record(sojourn);
             }
         }
         if now >= self.measure_from {
@@ -384,6 +388,8 @@ mod tests {
         // Sojourn: 20, 10, 10 ns.
         assert_eq!(s.sojourn_sum, 40);
         assert_eq!(s.sojourn_max, 20);
+        assert_eq!(s.sojourn_hist.count(), 3);
+        assert_eq!(s.sojourn_hist.quantile(0.5), Some(10.0));
         assert_eq!(s.max_len_pkts, 3);
     }
 
