@@ -8,6 +8,7 @@ use crate::app::APPS;
 use crate::config::{AlgoSpec, Config, DirSpec, NodeKind};
 use crate::endpoint::{Cx, Endpoint};
 use crate::error::ConfigError;
+use crate::invariants::{self, Invariants};
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
@@ -99,6 +100,10 @@ pub struct Simulation {
     /// Networked control loops, and per flow the loop and role it carries messages for.
     control: Vec<ControlLoop>,
     flow_control: Vec<Option<(u32, Role)>>,
+    /// Debug-build invariant bookkeeping (zero-sized in release; see `invariants.rs`).
+    inv: Invariants,
+    /// Test-only: panic once the run reaches this time (see [`Simulation::set_panic_at`]).
+    panic_at: Option<Time>,
 }
 
 fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: &str) -> Result<&'a M, ConfigError> {
@@ -111,7 +116,8 @@ fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: 
 fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
     let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
     let params = Params::resolve(field, model.params, &spec.params)?;
-    Ok(Queue::new(model.name, (model.build)(&params), rng, warmup))
+    let limit = model.params.iter().any(|p| p.name == "limit").then(|| params.size("limit"));
+    Ok(Queue::new(model.name, (model.build)(&params), rng, warmup).with_checks(field, limit))
 }
 
 impl Simulation {
@@ -305,6 +311,7 @@ impl Simulation {
 
         let n_links = links.len();
         let n_endpoints = endpoints.len();
+        let inv = Invariants::new(&links);
         let mut sim = Simulation {
             now: 0,
             duration: cfg.duration_ns,
@@ -336,6 +343,8 @@ impl Simulation {
             jain_flows,
             control,
             flow_control,
+            inv,
+            panic_at: None,
         };
         for e in 0..n_endpoints {
             sim.arm_endpoint(e);
@@ -440,16 +449,23 @@ impl Simulation {
                 break;
             }
             let (time, event) = self.events.pop().expect("peeked");
-            debug_assert!(time >= self.now, "time went backwards: {time} < {}", self.now);
+            invariants::time_order(self.now, time, &event);
             self.now = time;
             self.executed += 1;
             self.dispatch(event);
         }
         self.now = self.now.max(end);
-        #[cfg(debug_assertions)]
-        if let Err(e) = self.check_conservation() {
-            panic!("{e}");
+        invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, std::iter::empty());
+        if self.panic_at.is_some_and(|t| self.now >= t) {
+            panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
         }
+    }
+
+    /// Test-only: make the run panic once `run_until` reaches `t` (honoured in every build,
+    /// so that the Python bindings' panic reporting can be tested; never set it otherwise).
+    #[doc(hidden)]
+    pub fn set_panic_at(&mut self, t: Option<Time>) {
+        self.panic_at = t;
     }
 
     /// Run to the end.
@@ -466,7 +482,7 @@ impl Simulation {
             Event::Arrive(l) => {
                 let link = &mut self.links[l as usize];
                 let (at, pkt) = link.wire.pop_front().expect("an arrival event has a packet on the wire");
-                debug_assert_eq!(at, self.now);
+                self.inv.wire_leave(l as usize, self.now, at, &pkt);
                 if let Some(&(next, _)) = link.wire.front() {
                     self.events.push(next, Event::Arrive(l));
                 }
@@ -708,6 +724,7 @@ impl Simulation {
                     self.events.push(arrive, Event::Arrive(l as u32));
                 }
                 link.wire.push_back((arrive, pkt));
+                self.inv.wire_enter(l, now, arrive, &pkt);
             }
             if link.queue.len_packets() > 0 {
                 link.tx_pending = true;

@@ -21,6 +21,7 @@
 
 use super::{EcnFeedback, TcpConfig};
 use crate::endpoint::{Cx, Endpoint};
+use crate::invariants::DeliveryCheck;
 use crate::packet::{Ecn, Kind, Packet, SackBlock, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, MAX_SACK_BLOCKS};
 use crate::sim::time::Time;
 
@@ -45,6 +46,8 @@ pub struct TcpReceiver {
     ece: bool,
     /// The latest data segment carried FLAG_NC (ENCN).
     nc: bool,
+    /// Debug builds: what reached the application (`invariants.rs`).
+    delivery: DeliveryCheck,
 }
 
 impl TcpReceiver {
@@ -62,6 +65,7 @@ impl TcpReceiver {
             ts_recent: 0,
             ece: false,
             nc: false,
+            delivery: DeliveryCheck::new(0),
         }
     }
 
@@ -165,6 +169,7 @@ impl Endpoint for TcpReceiver {
             self.rcv_nxt = self.rcv_nxt.max(e);
             self.ooo.remove(0);
         }
+        self.delivery.deliver(cx.now, self.flow, before, self.rcv_nxt);
         cx.stats.delivered(cx.now, self.rcv_nxt - before);
         cx.messages.deliver_stream(cx.now, self.rcv_nxt);
         self.unacked_segments += 1;
