@@ -1436,4 +1436,31 @@ mod tests {
         assert!(sent[1..].iter().all(|p| p.flags & FLAG_CWR == 0));
         assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
     }
+    /// A broken algorithm: its growth hook collapses the window to `to` bytes.
+    struct Collapse(u64);
+    impl CongestionControl for Collapse {
+        fn name(&self) -> &'static str {
+            "collapse"
+        }
+        fn on_ack(&mut self, st: &mut CcState, _: &Ack) {
+            st.cwnd = self.0;
+        }
+    }
+
+    #[test]
+    fn a_window_left_at_one_segment_by_the_algorithm_is_accepted() {
+        let mut h = Harness::with_cc(2, false, Box::new(Collapse(1000)));
+        h.send();
+        h.ack(1, &[], 0);
+        assert_eq!(h.cwnd_segs(), 1.0);
+    }
+
+    #[test]
+    #[cfg_attr(not(debug_assertions), ignore = "invariants are checked in debug builds")]
+    #[should_panic(expected = "invariant violated at t=0 ns in flow 0 (TCP sender, after cc.on_ack): cwnd 999 B below its floor 1000 B")]
+    fn an_algorithm_shrinking_the_window_below_one_segment_fails_loudly() {
+        let mut h = Harness::with_cc(2, false, Box::new(Collapse(999)));
+        h.send();
+        h.ack(1, &[], 0);
+    }
 }
