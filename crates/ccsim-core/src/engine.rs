@@ -444,6 +444,11 @@ impl Simulation {
     /// Run every event up to and including time `t` (capped at the duration).
     pub fn run_until(&mut self, t: Time) {
         let end = t.min(self.duration);
+        if let Some(p) = self.panic_at.filter(|&p| p <= end) {
+            self.panic_at = None;
+            self.run_until(p);
+            panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
+        }
         while let Some(time) = self.events.peek_time() {
             if time > end {
                 break;
@@ -456,13 +461,11 @@ impl Simulation {
         }
         self.now = self.now.max(end);
         invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, std::iter::empty());
-        if self.panic_at.is_some_and(|t| self.now >= t) {
-            panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
-        }
     }
 
-    /// Test-only: make the run panic once `run_until` reaches `t` (honoured in every build,
-    /// so that the Python bindings' panic reporting can be tested; never set it otherwise).
+    /// Test-only: make the run panic at time `t`, after the events up to `t`, whatever the
+    /// slices `run_until` is called with (honoured in every build, so that the Python
+    /// bindings' panic reporting can be tested; never set it otherwise).
     #[doc(hidden)]
     pub fn set_panic_at(&mut self, t: Option<Time>) {
         self.panic_at = t;
