@@ -102,8 +102,8 @@ def test_ccsim_run_reports_a_panic_in_one_line_with_a_replay_file(write_toml, tm
     assert code == EXIT_ENGINE_FAILURE
     # One line for the failure, one for the replay: no Python traceback, no Rust backtrace.
     assert "Traceback" not in err and "panicked at" not in err and "backtrace" not in err
-    lines = [line for line in err.splitlines() if line.startswith("ccsim:")]
-    assert len(lines) == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 2 and all(line.startswith("ccsim: ") for line in lines), err
     assert str(path) in lines[0] and "seed 7" in lines[0] and "the engine failed" in lines[0]
     replay_file = out / "replay.json"
     assert f"wrote {replay_file}" in lines[1] and f"ccsim run {path} --seed 7" in lines[1]

@@ -458,6 +458,9 @@ impl Simulation {
             self.now = time;
             self.executed += 1;
             self.dispatch(event);
+            if cfg!(debug_assertions) && self.executed % invariants::CONSERVATION_EVERY == 0 {
+                invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, std::iter::empty());
+            }
         }
         self.now = self.now.max(end);
         invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, std::iter::empty());

@@ -7,14 +7,14 @@
 //! | time never goes backwards | event loop, per event ([`time_order`]) | the event |
 //! | FIFO per link direction: packets leave a wire in the order they entered it, and at the arrival time they were given, which never decreases ([`Invariants::wire_enter`], [`Invariants::wire_leave`]) | engine, per packet | link direction (index and `from->to`) |
 //! | queue identity `in = out + dropped + held`, per flow and in total; length within the discipline's limit (packets or bytes); byte count empty iff packet count is ([`QueueCheck`]) | `Queue` wrapper, after every operation | the queue's configuration field, e.g. `links[0].ab.queue` |
-//! | per-flow packet conservation: `injected = arrived + lost + in queues + on wires (+ held elsewhere)` ([`flow_conservation`]) | end of every `run_until` | the flow |
+//! | per-flow packet conservation: `injected = arrived + lost + in queues + on wires (+ held elsewhere)` ([`flow_conservation`]) | every [`CONSERVATION_EVERY`] events and at the end of every `run_until` | the flow |
 //! | cwnd never below its floor, one MSS (RFC 5681 §3.1's loss window, the smallest window any algorithm may leave) ([`cwnd_floor`]) | TCP sender, after every mutating CC hook and every event | the flow and the hook |
 //! | TCP delivers bytes to the application in order and exactly once: each delivery starts where the previous one ended, and the total equals the in-order sequence minus the ISN ([`DeliveryCheck`]) | TCP receiver, every delivery | the flow |
 //!
 //! A violation panics with `invariant violated at t=<ns> ns in <component>: <what and the
-//! values>`. Deliberate choice: the per-flow conservation check runs once per `run_until`
-//! rather than per event (it walks every queue and wire; the per-queue identity, which is
-//! local, runs after every queue operation). Algorithm-specific floors above one MSS (Vegas'
+//! values>`. Deliberate choice: the per-flow conservation check runs every 1024 events and at
+//! the end of every `run_until` rather than after every event (it walks every queue and wire;
+//! the per-queue identity, which is local, runs after every queue operation). Algorithm-specific floors above one MSS (Vegas'
 //! two segments) are asserted in the algorithms' own files; the sender checks the floor every
 //! algorithm shares.
 //!
@@ -33,6 +33,10 @@ use crate::qdisc::QueueEvent;
 use crate::sim::queue::Event;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
+
+/// Debug builds check per-flow conservation after every this many events (and at the end of
+/// every `run_until`): it walks every queue and wire, so per event it would dominate a run.
+pub const CONSERVATION_EVERY: u64 = 1024;
 
 /// Fail loudly: the time, the component, the values.
 #[cold]
