@@ -60,7 +60,7 @@ def compile(scenario: Scenario) -> dict[str, Any]:  # the public name of the ste
 
 
 def __getattr__(name: str) -> Any:
-    # `run` and `Result` pull in pandas; importing them on first use keeps `ccsim validate`
+    # `run`, `replay` and `Result` pull in pandas; importing them on first use keeps `ccsim validate`
     # and `ccsim list` quick.
     if name in ("run", "replay", "Result"):
         from . import api

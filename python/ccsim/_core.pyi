@@ -12,7 +12,7 @@ class SimulationError(RuntimeError):
     """The engine failed (a bug): the message names the seed to replay it.
 
     ``ccsim.run`` adds ``scenario`` (the file, or None), ``config`` (the core configuration
-    that failed) and ``overrides``; ``ccsim.write_replay`` saves them for ``ccsim.replay``.
+    that failed) and ``overrides``; ``ccsim.api.write_replay`` saves them for ``ccsim.replay``.
     """
 
     seed: int

@@ -458,7 +458,7 @@ impl Simulation {
             self.now = time;
             self.executed += 1;
             self.dispatch(event);
-            if cfg!(debug_assertions) && self.executed % invariants::CONSERVATION_EVERY == 0 {
+            if cfg!(debug_assertions) && self.executed.is_multiple_of(invariants::CONSERVATION_EVERY) {
                 invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, std::iter::empty());
             }
         }

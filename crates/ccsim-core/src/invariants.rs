@@ -6,17 +6,21 @@
 //! |---|---|---|
 //! | time never goes backwards | event loop, per event ([`time_order`]) | the event |
 //! | FIFO per link direction: packets leave a wire in the order they entered it, and at the arrival time they were given, which never decreases ([`Invariants::wire_enter`], [`Invariants::wire_leave`]) | engine, per packet | link direction (index and `from->to`) |
-//! | queue identity `in = out + dropped + held`, per flow and in total; length within the discipline's limit (packets or bytes); byte count empty iff packet count is ([`QueueCheck`]) | `Queue` wrapper, after every operation | the queue's configuration field, e.g. `links[0].ab.queue` |
+//! | queue identity `in = out + dropped + held`, per flow and in total; length within the discipline's limit (packets or bytes); an empty queue holds 0 bytes, so an unsigned counter cannot underflow unseen ([`QueueCheck`]) | `Queue` wrapper, after every operation | the queue's configuration field, e.g. `links[0].ab.queue` |
 //! | per-flow packet conservation: `injected = arrived + lost + in queues + on wires (+ held elsewhere)` ([`flow_conservation`]) | every [`CONSERVATION_EVERY`] events and at the end of every `run_until` | the flow |
 //! | cwnd never below its floor, one MSS (RFC 5681 §3.1's loss window, the smallest window any algorithm may leave) ([`cwnd_floor`]) | TCP sender, after every mutating CC hook and every event | the flow and the hook |
 //! | TCP delivers bytes to the application in order and exactly once: each delivery starts where the previous one ended, and the total equals the in-order sequence minus the ISN ([`DeliveryCheck`]) | TCP receiver, every delivery | the flow |
 //!
 //! A violation panics with `invariant violated at t=<ns> ns in <component>: <what and the
-//! values>`. Deliberate choice: the per-flow conservation check runs every 1024 events and at
-//! the end of every `run_until` rather than after every event (it walks every queue and wire;
-//! the per-queue identity, which is local, runs after every queue operation). Algorithm-specific floors above one MSS (Vegas'
-//! two segments) are asserted in the algorithms' own files; the sender checks the floor every
-//! algorithm shares.
+//! values>`.
+//!
+//! Deliberate choices: the per-flow conservation check runs every 1024 events and at the end
+//! of every `run_until` rather than after every event (it walks every queue and wire; the
+//! per-queue identity, which is local, runs after every queue operation). Algorithm-specific
+//! floors above one MSS (Vegas' two segments outside an RTO) are asserted in the algorithms'
+//! own files; the sender checks the floor every algorithm shares. The wire check identifies a
+//! packet by its header fields rather than a stamp (packets stay at most 96 bytes); two
+//! packets identical in every one of them are interchangeable, so their order cannot matter.
 //!
 //! Stateless checks use `cfg!(debug_assertions)` (the branch folds away in release); checks
 //! that keep state hold it in fields that exist only in debug builds, so the structures are
