@@ -20,7 +20,7 @@ from .scenario import Control, Flow, Metrics, Plant, Scenario, Simulation, Trace
 from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec, Star
 
 if TYPE_CHECKING:
-    from .api import Result, run
+    from .api import Result, replay, run
 
 try:
     __version__ = _metadata.version("ccsim")
@@ -29,6 +29,7 @@ except _metadata.PackageNotFoundError:  # running from a source tree that was ne
 
 __all__ = [
     "run",
+    "replay",
     "Result",
     "load",
     "from_dict",
@@ -59,9 +60,9 @@ def compile(scenario: Scenario) -> dict[str, Any]:  # the public name of the ste
 
 
 def __getattr__(name: str) -> Any:
-    # `run` and `Result` pull in pandas; importing them on first use keeps `ccsim validate`
+    # `run`, `replay` and `Result` pull in pandas; importing them on first use keeps `ccsim validate`
     # and `ccsim list` quick.
-    if name in ("run", "Result"):
+    if name in ("run", "replay", "Result"):
         from . import api
 
         return getattr(api, name)

@@ -9,7 +9,14 @@ class ConfigError(ValueError):
     message: str
 
 class SimulationError(RuntimeError):
-    """The engine failed (a bug): the message names the seed to replay it."""
+    """The engine failed (a bug): the message names the seed to replay it.
+
+    ``ccsim.run`` adds ``scenario`` (the file, or None), ``config`` (the core configuration
+    that failed) and ``overrides``; ``ccsim.api.write_replay`` saves them for ``ccsim.replay``.
+    """
+
+    seed: int
+    panic: str
 
 class Simulation:
     """A simulation built from a core configuration (config.rs ``Config``, as JSON)."""

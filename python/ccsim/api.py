@@ -8,6 +8,7 @@ JSON-able summary and files.
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +19,7 @@ import pandas as pd
 from .errors import ScenarioError
 from .scenario import U64_MAX, Scenario, from_dict, load
 
-__all__ = ["run", "Result", "as_scenario", "TABLE_I_COLUMNS"]
+__all__ = ["run", "run_config", "replay", "write_replay", "replay_hint", "Result", "as_scenario", "TABLE_I_COLUMNS"]
 
 # Paper 001's Table I (Dedu et al.), per sensor flow: column -> FlowResult field. The delays
 # are per message, from the sensor's write to the controller's receipt (buffering in the
@@ -50,6 +51,12 @@ CONTROL_COLUMNS = [
 SLICE_WALL_S = 0.1
 # The progress bar appears only for runs that last longer than this.
 PROGRESS_AFTER_S = 1.0
+
+# Test-only: when set, every run made by ``run`` asks the engine to panic once it reaches
+# this simulated time (ns), through the hidden ``_panic_at_ns`` configuration key the
+# bindings honour, so that tests can check how an engine failure is reported. Never set it
+# otherwise.
+_TEST_PANIC_AT_NS: int | None = None
 
 
 class Result:
@@ -312,10 +319,67 @@ def run(
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= U64_MAX:
             raise ScenarioError("", "seed", f"expected an integer in 0..{U64_MAX}, got {seed!r}")
         config["seed"] = seed
+    if _TEST_PANIC_AT_NS is not None:
+        config["_panic_at_ns"] = int(_TEST_PANIC_AT_NS)
     from . import _core  # the engine; imported here so scenarios can be checked without it
+
+    try:
+        return run_config(config, progress)
+    except _core.SimulationError as exc:
+        # What it takes to replay the failure: the scenario, the seed, the exact configuration.
+        exc.scenario = str(scenario) if isinstance(scenario, (str, Path)) else None
+        exc.overrides = list(overrides or [])
+        exc.config = config
+        if not hasattr(exc, "seed"):
+            exc.seed = config.get("seed", 1)
+        raise
+
+
+def run_config(config: Mapping[str, Any], progress: bool = False) -> Result:
+    """Simulate a core configuration (config.rs ``Config``, as a dict) as it is."""
+    from . import _core
 
     started = time.perf_counter()
     sim = _core.Simulation(json.dumps(config))
     _drive(sim, progress)
     raw = json.loads(sim.results_json())
     return Result(raw, config, time.perf_counter() - started)
+
+
+def write_replay(exc: BaseException, path: str | Path) -> Path:
+    """Save what a failed ``run`` needs to be replayed (scenario, overrides, seed, the exact
+    core configuration and the error) as JSON at ``path``; returns the path."""
+    path = Path(path)
+    record = {
+        "ccsim_replay": 1,
+        "scenario": getattr(exc, "scenario", None),
+        "overrides": getattr(exc, "overrides", []),
+        "seed": getattr(exc, "seed", None),
+        "error": str(exc),
+        "config": getattr(exc, "config", None),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def replay(path: str | Path, progress: bool = False) -> Result:
+    """Run the configuration saved by ``write_replay`` (or a bare core configuration) again."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    config = data["config"] if isinstance(data, dict) and "ccsim_replay" in data else data
+    return run_config(config, progress)
+
+
+def replay_hint(exc: BaseException, replay_file: str | Path | None = None) -> str:
+    """How to replay a failed run: the ``ccsim run`` command line, the replay file, and the
+    debug build that checks every invariant."""
+    seed = getattr(exc, "seed", None)
+    scenario = getattr(exc, "scenario", None)
+    parts = []
+    if scenario:
+        sets = "".join(f" --set {shlex.quote(o)}" for o in getattr(exc, "overrides", []))
+        parts.append(f"ccsim run {shlex.quote(str(scenario))} --seed {seed}{sets}")
+    if replay_file is not None:
+        parts.append(f"ccsim.replay('{replay_file}')")
+        parts.append(f"cargo run -p ccsim-core --bin ccsim-replay -- {replay_file} (debug build: invariants checked)")
+    return "replay: " + "; or ".join(parts) if parts else f"replay with seed {seed}"

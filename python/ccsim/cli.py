@@ -666,12 +666,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail("interrupted")
         return EXIT_INTERRUPTED
     except Exception as exc:  # the engine's exceptions: mapped below, anything else re-raised
-        return _engine_failure(exc, file)
+        return _engine_failure(exc, file, getattr(args, "out", None))
 
 
-def _engine_failure(exc: Exception, file: str) -> int:
+def _engine_failure(exc: Exception, file: str, out: str | None = None) -> int:
     """The engine's exceptions as one line: a rejected configuration is bad input (2); an
-    engine failure is a bug (1) whose message carries the seed to reproduce it."""
+    engine failure is a bug (1) whose message carries the seed to reproduce it, and, after a
+    ``run``, a replay file (``<out>/replay.json``, else in the temporary directory) and how to
+    replay it."""
     core = _engine()
     if isinstance(exc, core.ConfigError):
         field = getattr(exc, "field", "")
@@ -680,8 +682,29 @@ def _engine_failure(exc: Exception, file: str) -> int:
         return EXIT_BAD_INPUT
     if isinstance(exc, core.SimulationError):
         _fail(f"{file}: the engine failed (a bug; please report it with this line): {exc}")
+        if getattr(exc, "config", None) is not None:
+            _fail(_save_replay(exc, out))
         return EXIT_ENGINE_FAILURE
     raise exc
+
+
+def _save_replay(exc: Exception, out: str | None) -> str:
+    """Write the replay file of a failed run; the line telling how to replay it."""
+    import os
+    import tempfile
+
+    from .api import replay_hint, write_replay
+
+    try:
+        if out:
+            path = write_replay(exc, Path(out) / "replay.json")
+        else:
+            fd, name = tempfile.mkstemp(prefix=f"ccsim-replay-seed{getattr(exc, 'seed', '')}-", suffix=".json")
+            os.close(fd)
+            path = write_replay(exc, name)
+    except OSError as err:
+        return f"could not write the replay file ({err.strerror or err}); {replay_hint(exc)}"
+    return f"wrote {path}; {replay_hint(exc, path)}"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,6 +8,7 @@ use crate::app::APPS;
 use crate::config::{AlgoSpec, Config, DirSpec, NodeKind};
 use crate::endpoint::{Cx, Endpoint};
 use crate::error::ConfigError;
+use crate::invariants::{self, Invariants};
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
@@ -102,6 +103,10 @@ pub struct Simulation {
     /// Networked control loops, and per flow the loop and role it carries messages for.
     control: Vec<ControlLoop>,
     flow_control: Vec<Option<(u32, Role)>>,
+    /// Debug-build invariant bookkeeping (zero-sized in release; see `invariants.rs`).
+    inv: Invariants,
+    /// Test-only: panic once the run reaches this time (see [`Simulation::set_panic_at`]).
+    panic_at: Option<Time>,
 }
 
 fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: &str) -> Result<&'a M, ConfigError> {
@@ -114,7 +119,8 @@ fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: 
 fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
     let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
     let params = Params::resolve(field, model.params, &spec.params)?;
-    Ok(Queue::new(model.name, (model.build)(&params), rng, warmup))
+    let limit = model.params.iter().any(|p| p.name == "limit").then(|| params.size("limit"));
+    Ok(Queue::new(model.name, (model.build)(&params), rng, warmup).with_checks(field, limit))
 }
 
 impl Simulation {
@@ -320,6 +326,7 @@ impl Simulation {
 
         let n_links = links.len();
         let n_endpoints = endpoints.len();
+        let inv = Invariants::new(&links);
         let mut sim = Simulation {
             now: 0,
             duration: cfg.duration_ns,
@@ -352,6 +359,8 @@ impl Simulation {
             jain_flows,
             control,
             flow_control,
+            inv,
+            panic_at: None,
         };
         for e in 0..n_endpoints {
             sim.arm_endpoint(e);
@@ -451,21 +460,34 @@ impl Simulation {
     /// Run every event up to and including time `t` (capped at the duration).
     pub fn run_until(&mut self, t: Time) {
         let end = t.min(self.duration);
+        if let Some(p) = self.panic_at.filter(|&p| p <= end) {
+            self.panic_at = None;
+            self.run_until(p);
+            panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
+        }
         while let Some(time) = self.events.peek_time() {
             if time > end {
                 break;
             }
             let (time, event) = self.events.pop().expect("peeked");
-            debug_assert!(time >= self.now, "time went backwards: {time} < {}", self.now);
+            invariants::time_order(self.now, time, &event);
             self.now = time;
             self.executed += 1;
             self.dispatch(event);
+            if cfg!(debug_assertions) && self.executed.is_multiple_of(invariants::CONSERVATION_EVERY) {
+                invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, self.processing.iter().flatten().flat_map(|s| s.packets()));
+            }
         }
         self.now = self.now.max(end);
-        #[cfg(debug_assertions)]
-        if let Err(e) = self.check_conservation() {
-            panic!("{e}");
-        }
+        invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, self.processing.iter().flatten().flat_map(|s| s.packets()));
+    }
+
+    /// Test-only: make the run panic at time `t`, after the events up to `t`, whatever the
+    /// slices `run_until` is called with (honoured in every build, so that the Python
+    /// bindings' panic reporting can be tested; never set it otherwise).
+    #[doc(hidden)]
+    pub fn set_panic_at(&mut self, t: Option<Time>) {
+        self.panic_at = t;
     }
 
     /// Run to the end.
@@ -482,7 +504,7 @@ impl Simulation {
             Event::Arrive(l) => {
                 let link = &mut self.links[l as usize];
                 let (at, pkt) = link.wire.pop_front().expect("an arrival event has a packet on the wire");
-                debug_assert_eq!(at, self.now);
+                self.inv.wire_leave(l as usize, self.now, at, &pkt);
                 if let Some(&(next, _)) = link.wire.front() {
                     self.events.push(next, Event::Arrive(l));
                 }
@@ -761,6 +783,7 @@ impl Simulation {
                     self.events.push(arrive, Event::Arrive(l as u32));
                 }
                 link.wire.push_back((arrive, pkt));
+                self.inv.wire_enter(l, now, arrive, &pkt);
             }
             if link.queue.len_packets() > 0 {
                 link.tx_pending = true;

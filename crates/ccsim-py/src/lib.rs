@@ -2,10 +2,17 @@
 //!
 //! The engine runs with the GIL released. A configuration error becomes `ConfigError` (a
 //! `ValueError` with `.field` and `.message`); a panic in the engine, which would be a bug,
-//! becomes `SimulationError` (a `RuntimeError`) naming the seed to replay it, never an abort.
+//! becomes `SimulationError` (a `RuntimeError`) naming the seed to replay it, never an abort;
+//! it carries `.seed` and `.panic` (the engine's message, with the simulated time for an
+//! invariant violation). The Python front adds the scenario and writes a replay file.
+//!
+//! Test-only: a top-level `_panic_at_ns` key in the configuration JSON is removed before
+//! the engine parses it and makes the run panic once it reaches that time, so that the panic
+//! path can be tested against a release build (where invariant checks are compiled out).
 
+use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -22,12 +29,69 @@ fn config_error(py: Python<'_>, e: ccsim_core::ConfigError) -> PyErr {
     err
 }
 
+/// A `SimulationError` with the seed and the engine's panic message as attributes.
+fn simulation_error(py: Python<'_>, seed: u64, what: &str, panic: String) -> PyErr {
+    let err = SimulationError::new_err(format!("{what} (seed {seed}): {panic}"));
+    let value = err.value(py);
+    let _ = value.setattr("seed", seed);
+    let _ = value.setattr("panic", panic);
+    err
+}
+
+/// Split the test-only `_panic_at_ns` key off a configuration.
+fn take_panic_knob(config_json: &str) -> (Option<String>, Option<u64>) {
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(config_json) else {
+        return (None, None);
+    };
+    match map.remove("_panic_at_ns") {
+        Some(v) => (Some(serde_json::Value::Object(map).to_string()), v.as_u64()),
+        None => (None, None),
+    }
+}
+
+thread_local! {
+    /// True while this thread runs engine code under `catch_unwind`.
+    static IN_ENGINE: Cell<bool> = const { Cell::new(false) };
+    /// Where the last engine panic on this thread happened (`file:line`).
+    static PANIC_AT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// A panic inside the engine becomes the exception's message, which names where it happened:
+/// the default hook's report (and backtrace) on stderr would only add noise to the one-line
+/// error. Panics elsewhere go to the previous hook as before.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_ENGINE.with(|e| e.get()) {
+                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Run `f` under `catch_unwind`, marked as engine code for the panic hook.
+fn catch_engine<T>(f: impl FnOnce() -> T) -> Result<T, Box<dyn std::any::Any + Send>> {
+    IN_ENGINE.with(|e| e.set(true));
+    let out = catch_unwind(AssertUnwindSafe(f));
+    IN_ENGINE.with(|e| e.set(false));
+    out
+}
+
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
+    let message = payload
         .downcast_ref::<String>()
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "unknown panic".to_string())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    match PANIC_AT.with(|p| p.borrow_mut().take()) {
+        Some(at) => format!("{message} (at {at})"),
+        None => message,
+    }
 }
 
 /// A simulation built from a core configuration (JSON).
@@ -37,6 +101,14 @@ struct Simulation {
     inner: Mutex<Option<ccsim_core::Simulation>>,
     seed: u64,
     duration_ns: u64,
+}
+
+/// Why a call into the engine failed.
+enum Failure {
+    /// It panicked now, with this message.
+    Panicked(String),
+    /// It had panicked before.
+    Dead,
 }
 
 impl Simulation {
@@ -50,18 +122,25 @@ impl Simulation {
         let run = || {
             let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let Some(sim) = guard.as_mut() else {
-                return Err("this simulation failed earlier and cannot continue".to_string());
+                return Err(Failure::Dead);
             };
-            match catch_unwind(AssertUnwindSafe(|| f(sim))) {
+            match catch_engine(|| f(sim)) {
                 Ok(v) => Ok(v),
                 Err(payload) => {
                     *guard = None;
-                    Err(format!("engine panic (seed {seed}): {}", panic_message(payload)))
+                    Err(Failure::Panicked(panic_message(payload)))
                 }
             }
         };
         let out = if release_gil { py.detach(run) } else { run() };
-        out.map_err(SimulationError::new_err)
+        out.map_err(|e| match e {
+            Failure::Panicked(message) => simulation_error(py, seed, "engine panic", message),
+            Failure::Dead => {
+                let err = SimulationError::new_err("this simulation failed earlier and cannot continue");
+                let _ = err.value(py).setattr("seed", seed);
+                err
+            }
+        })
     }
 }
 
@@ -73,13 +152,16 @@ impl Simulation {
             .ok()
             .and_then(|v| v.get("seed").and_then(|s| s.as_u64()))
             .unwrap_or(1);
-        match catch_unwind(|| ccsim_core::from_json(config_json)) {
-            Ok(Ok(sim)) => {
+        let (stripped, panic_at) = take_panic_knob(config_json);
+        let json = stripped.as_deref().unwrap_or(config_json);
+        match catch_engine(|| ccsim_core::from_json(json)) {
+            Ok(Ok(mut sim)) => {
+                sim.set_panic_at(panic_at);
                 let duration_ns = sim.duration();
                 Ok(Simulation { inner: Mutex::new(Some(sim)), seed, duration_ns })
             }
             Ok(Err(e)) => Err(config_error(py, e)),
-            Err(p) => Err(SimulationError::new_err(format!("engine panic while building (seed {seed}): {}", panic_message(p)))),
+            Err(p) => Err(simulation_error(py, seed, "engine panic while building", panic_message(p))),
         }
     }
 
@@ -133,6 +215,7 @@ fn registry_json() -> String {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

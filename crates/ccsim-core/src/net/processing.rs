@@ -127,6 +127,11 @@ impl Processing {
         self.held.len()
     }
 
+    /// The packets being processed, oldest first (for the conservation checks).
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.held.iter().map(|(_, p)| p)
+    }
+
     /// True when nothing is being processed.
     pub fn is_empty(&self) -> bool {
         self.held.is_empty()

@@ -5,7 +5,8 @@
 //! place to report drops and marks through [`QdiscCtx`]. The wrapper timestamps packets on
 //! enqueue (for sojourn time), counts arrivals, departures, drops and marks, integrates the
 //! length over time, and in debug builds checks the identity
-//! `arrivals = departures + drops + length` after every operation.
+//! `arrivals = departures + drops + length` (in total and per flow), the discipline's limit
+//! and the length counters after every operation (`invariants.rs`).
 //!
 //! Length convention (ALGORITHMS.md A1): the packet being serialized has left the queue, as
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
@@ -22,8 +23,9 @@ pub mod red;
 pub mod sojourn;
 pub mod threshold;
 
+use crate::invariants::QueueCheck;
 use crate::packet::{Ecn, Kind, Packet, FLAG_LN};
-use crate::params::{ParamSpec, Params};
+use crate::params::{ParamSpec, Params, Size};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 
@@ -230,12 +232,21 @@ pub struct Queue {
     last_change: Time,
     /// Statistics.
     pub stats: QueueStats,
+    /// Debug-build invariant checks (zero-sized in release; see `invariants.rs`).
+    pub check: QueueCheck,
 }
 
 impl Queue {
     /// Wrap a discipline; statistics count from `measure_from` on.
     pub fn new(kind: &'static str, disc: Box<dyn QueueDisc>, rng: Rng, measure_from: Time) -> Self {
-        Queue { kind, disc, rng, measure_from, last_change: 0, stats: QueueStats::default() }
+        Queue { kind, disc, rng, measure_from, last_change: 0, stats: QueueStats::default(), check: QueueCheck::new(kind, None) }
+    }
+
+    /// Name the queue in invariant violations (its configuration field, e.g.
+    /// `links[0].ab.queue`) and check its length against the `limit` its discipline enforces.
+    pub fn with_checks(mut self, name: &str, limit: Option<Size>) -> Self {
+        self.check = QueueCheck::new(name, limit);
+        self
     }
 
     /// Packets held.
@@ -251,6 +262,7 @@ impl Queue {
     /// Offer `pkt` at `now`; drops and marks are appended to `events`.
     pub fn enqueue(&mut self, now: Time, mut pkt: Packet, events: &mut Vec<QueueEvent>) {
         self.integrate(now);
+        let first = events.len();
         pkt.enqueued_at = now;
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.enqueue(pkt, &mut ctx);
@@ -265,12 +277,13 @@ impl Queue {
             s.marks += marks;
             s.max_len_pkts = s.max_len_pkts.max(self.disc.len_packets() as u64);
         }
-        self.check_identity();
+        self.check_invariants(now, Some(&pkt), None, &events[first..]);
     }
 
     /// Take the next packet for the link at `now`.
     pub fn dequeue(&mut self, now: Time, events: &mut Vec<QueueEvent>) -> Option<Packet> {
         self.integrate(now);
+        let first = events.len();
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         let pkt = self.disc.dequeue(&mut ctx);
         let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
@@ -293,7 +306,7 @@ impl Queue {
             s.early_drops += early;
             s.marks += marks;
         }
-        self.check_identity();
+        self.check_invariants(now, None, pkt.as_ref(), &events[first..]);
         pkt
     }
 
@@ -305,6 +318,7 @@ impl Queue {
     /// Run the discipline's wakeup.
     pub fn on_wakeup(&mut self, now: Time, events: &mut Vec<QueueEvent>) {
         self.integrate(now);
+        let first = events.len();
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.on_wakeup(&mut ctx);
         let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
@@ -315,7 +329,7 @@ impl Queue {
             s.early_drops += early;
             s.marks += marks;
         }
-        self.check_identity();
+        self.check_invariants(now, None, None, &events[first..]);
     }
 
     /// Bring the time integrals of the length up to `now` (also called at the end of a run).
@@ -334,14 +348,13 @@ impl Queue {
         self.last_change = now;
     }
 
-    fn check_identity(&self) {
+    /// Debug builds: `in = out + dropped + held` (per flow and in total), the limit, and
+    /// the length counters (`invariants.rs`).
+    #[inline(always)]
+    fn check_invariants(&mut self, now: Time, entered: Option<&Packet>, left: Option<&Packet>, events: &[QueueEvent]) {
         let s = &self.stats;
-        debug_assert_eq!(
-            s.total_in,
-            s.total_out + s.total_dropped + self.disc.len_packets() as u64,
-            "queue identity violated: in = out + dropped + held ({} discipline)",
-            self.kind
-        );
+        let len = (self.disc.len_packets(), self.disc.len_bytes());
+        self.check.after(now, self.kind, entered, left, events, len, (s.total_in, s.total_out, s.total_dropped));
     }
 }
 

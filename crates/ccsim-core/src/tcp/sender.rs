@@ -234,6 +234,13 @@ impl TcpSender {
         self.snd_una
     }
 
+    /// Debug builds: the window is at least one segment, RFC 5681 §3.1's loss window (the
+    /// floor every algorithm shares; `invariants.rs`).
+    #[inline(always)]
+    fn check_cwnd(&self, now: Time, after: &str) {
+        crate::invariants::cwnd_floor(now, self.flow, after, self.st.cwnd, self.cfg.mss as u64);
+    }
+
     /// Plain Reno fast recovery: asked for by the congestion control, and SACK is off.
     fn plain_reno(&self) -> bool {
         self.reno_recovery && !self.cfg.sack
@@ -616,6 +623,7 @@ impl TcpSender {
                         self.reduce_on_ecn(cx);
                     } else {
                         self.cc.on_ack(&mut self.st, &info);
+                        self.check_cwnd(now, "cc.on_ack");
                     }
                 }
             }
@@ -743,6 +751,7 @@ impl TcpSender {
         self.recovery = Recovery::Open;
         self.sync_state(now);
         self.cc.on_recovery_exit(&mut self.st);
+        self.check_cwnd(now, "cc.on_recovery_exit");
     }
 
     /// RFC 3168 §6.1.2: halve like a fast retransmit, without retransmitting, once per window.
@@ -792,6 +801,7 @@ impl TcpSender {
         self.retx_hint = self.snd_una;
         self.sync_state(now);
         self.cc.on_timeout(&mut self.st);
+        self.check_cwnd(now, "cc.on_timeout");
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
         self.sync_state(now);
@@ -826,6 +836,7 @@ impl Endpoint for TcpSender {
                 self.on_ack(pkt, cx);
             }
         }
+        self.check_cwnd(cx.now, "an ACK");
     }
 
     fn on_wakeup(&mut self, cx: &mut Cx) {
@@ -840,6 +851,7 @@ impl Endpoint for TcpSender {
             self.release_holds(now);
         }
         self.try_send(cx);
+        self.check_cwnd(now, "a timer");
     }
 
     fn next_wakeup(&self) -> Option<Time> {
@@ -1423,5 +1435,32 @@ mod tests {
         assert_eq!(sent[0].flags & FLAG_CWR, FLAG_CWR);
         assert!(sent[1..].iter().all(|p| p.flags & FLAG_CWR == 0));
         assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
+    }
+    /// A broken algorithm: its growth hook collapses the window to `to` bytes.
+    struct Collapse(u64);
+    impl CongestionControl for Collapse {
+        fn name(&self) -> &'static str {
+            "collapse"
+        }
+        fn on_ack(&mut self, st: &mut CcState, _: &Ack) {
+            st.cwnd = self.0;
+        }
+    }
+
+    #[test]
+    fn a_window_left_at_one_segment_by_the_algorithm_is_accepted() {
+        let mut h = Harness::with_cc(2, false, Box::new(Collapse(1000)));
+        h.send();
+        h.ack(1, &[], 0);
+        assert_eq!(h.cwnd_segs(), 1.0);
+    }
+
+    #[test]
+    #[cfg_attr(not(debug_assertions), ignore = "invariants are checked in debug builds")]
+    #[should_panic(expected = "invariant violated at t=0 ns in flow 0 (TCP sender, after cc.on_ack): cwnd 999 B below its floor 1000 B")]
+    fn an_algorithm_shrinking_the_window_below_one_segment_fails_loudly() {
+        let mut h = Harness::with_cc(2, false, Box::new(Collapse(999)));
+        h.send();
+        h.ack(1, &[], 0);
     }
 }
