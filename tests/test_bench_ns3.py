@@ -101,7 +101,8 @@ def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
         return m.group(2)
 
     assert int(default("SegmentSize")) == tcp["mss"]
-    assert int(default("DelAckCount")) == tcp["delack_count"]
+    assert default("DelAckCount") == "delAckCount"
+    assert int(re.search(r"uint32_t delAckCount = (\d+);", source).group(1)) == tcp["delack_count"]
     assert default("MinRto") == f"Seconds({tcp['min_rto'] // 10**9}"  # the regex stops at the first ")"
     assert default("Sack") == str(tcp["sack"]).lower()
     assert eval(default("SndBufSize").replace("u", "")) == tcp["rwnd"]["bytes"]  # 4u << 20

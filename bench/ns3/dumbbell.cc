@@ -31,7 +31,7 @@
 //   applications (no byte limit) start uniformly at random in [0, 3) s.
 // - Static routes (S_i -> A -> B -> R_i and back) instead of global routing: the same paths,
 //   without computing all-pairs routes over 2N + 2 nodes.
-// - Statistics as ccsim-bench reports them: goodput per flow from the PacketSink's received
+// - Statistics as ccsim-bench reports them (counters over [warm-up, end) like ccsim's): goodput per flow from the PacketSink's received
 //   bytes at the warm-up (10 s) and at the end (30 s); the bottleneck queue length sampled
 //   every 10 ms from 0 s (the driver keeps the samples from 10 s); drop ratio = drops /
 //   (accepted + dropped) at the bottleneck queue in [10 s, 30 s); bottleneck packets = packets
@@ -48,7 +48,8 @@
 // bottleneck_packets, peak_rss_bytes and results {seed, events, duration_s, warmup_s, flows,
 // queues, jain_index, bottleneck, utilization, traces}.
 //
-// Usage: dumbbell --flows=90 --seed=1 [--duration=30] [--warmup=10]
+// Usage: dumbbell --flows=90 --seed=1 [--duration=30] [--warmup=10] [--delack=2]
+// (--delack and shorter runs are for experiments; the benchmark uses the defaults.)
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -83,6 +84,9 @@ struct FlowStats
     SequenceNumber32 highTx{0};  // end of the highest data sent so far
     bool sentAny = false;
     double start = 0.0;
+    // The counters at the warm-up: like ccsim's, the reported ones cover the measured window.
+    uint64_t dataSegmentsAtWarmup = 0, retransmissionsAtWarmup = 0, recoveriesAtWarmup = 0,
+             timeoutsAtWarmup = 0;
 };
 
 std::vector<FlowStats> g_flows;
@@ -137,7 +141,12 @@ AtWarmup(std::vector<Ptr<PacketSink>>* sinks)
 {
     for (size_t i = 0; i < sinks->size(); ++i)
     {
-        g_flows[i].rxAtWarmup = (*sinks)[i]->GetTotalRx();
+        FlowStats& f = g_flows[i];
+        f.rxAtWarmup = (*sinks)[i]->GetTotalRx();
+        f.dataSegmentsAtWarmup = f.dataSegments;
+        f.retransmissionsAtWarmup = f.retransmissions;
+        f.recoveriesAtWarmup = f.recoveries;
+        f.timeoutsAtWarmup = f.timeouts;
     }
     g_offeredAtWarmup = g_offered;
     g_takenAtWarmup = g_taken;
@@ -248,15 +257,17 @@ main(int argc, char* argv[])
     uint32_t seed = 1;
     double duration = 30.0;
     double warmup = 10.0;
+    uint32_t delAckCount = 2;
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of sender/receiver pairs N (>= 2)", nFlows);
     cmd.AddValue("seed", "run number of ns-3's random streams (start times)", seed);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("warmup", "statistics start here (s)", warmup);
+    cmd.AddValue("delack", "ACK every this many segments (the benchmark: 2)", delAckCount);
     cmd.Parse(argc, argv);
-    if (nFlows < 2 || duration <= warmup || warmup < 0)
+    if (nFlows < 2 || duration <= warmup || warmup < 0 || delAckCount < 1)
     {
-        std::cerr << "dumbbell: need --flows >= 2 and 0 <= warmup < duration\n";
+        std::cerr << "dumbbell: need --flows >= 2, 0 <= warmup < duration, --delack >= 1\n";
         return 2;
     }
 
@@ -269,7 +280,7 @@ main(int argc, char* argv[])
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delAckCount));
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4u << 20));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4u << 20));
@@ -473,9 +484,11 @@ main(int argc, char* argv[])
         const FlowStats& f = g_flows[i];
         o << (i ? "," : "") << "{\"id\":" << i << ",\"start_s\":" << Num(f.start)
           << ",\"bytes_delivered\":" << (f.rxAtEnd - f.rxAtWarmup)
-          << ",\"goodput_bps\":" << Num(goodput[i]) << ",\"packets_sent\":" << f.dataSegments
-          << ",\"retransmissions\":" << f.retransmissions << ",\"timeouts\":" << f.timeouts
-          << ",\"fast_recoveries\":" << f.recoveries << "}";
+          << ",\"goodput_bps\":" << Num(goodput[i])
+          << ",\"packets_sent\":" << (f.dataSegments - f.dataSegmentsAtWarmup)
+          << ",\"retransmissions\":" << (f.retransmissions - f.retransmissionsAtWarmup)
+          << ",\"timeouts\":" << (f.timeouts - f.timeoutsAtWarmup)
+          << ",\"fast_recoveries\":" << (f.recoveries - f.recoveriesAtWarmup) << "}";
     }
     o << "],\"queues\":[{\"name\":\"A->B\",\"kind\":\"droptail\",\"arrivals\":" << arrivals
       << ",\"drops\":" << drops << ",\"drop_ratio\":" << Num(arrivals ? double(drops) / arrivals : 0.0)

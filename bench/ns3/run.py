@@ -228,6 +228,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write every run and the summaries here")
     parser.add_argument("--ccsim-param", action="append", default=[], metavar="KEY=VALUE",
                         help="override a TCP transport parameter of ccsim's flows (canonical units), e.g. lost_retransmit=false")
+    parser.add_argument("--ns3-arg", action="append", default=[], metavar="ARG",
+                        help="pass an option to the ns-3 twin, e.g. --ns3-arg=--delack=1 (with --ccsim-param delack_count=1)")
     parser.add_argument("--build-only", action="store_true", help="set up and compile the ns-3 twin, run nothing")
     args = parser.parse_args()
 
@@ -241,8 +243,8 @@ def main() -> int:
     params = dict(parse_param(p) for p in args.ccsim_param)
     load = os.getloadavg()
     print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    if params:
-        print(f"ccsim transport overrides: {params}")
+    if params or args.ns3_arg:
+        print(f"ccsim transport overrides: {params}; ns-3 options: {args.ns3_arg}")
 
     summary, raw_runs = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,14 +256,14 @@ def main() -> int:
                 path.write_text(json.dumps(ccsim_config(n, seed, params)))
                 c_runs.append(metrics(*run_process([str(CCSIM_BENCH), str(path)])))
                 log(f"N={n} seed {seed}: ccsim loop {c_runs[-1]['wall_s']:.2f} s, CPU {c_runs[-1]['cpu_s']:.2f} s")
-                s_runs.append(metrics(*run_process([str(binary), f"--flows={n}", f"--seed={seed}"])))
+                s_runs.append(metrics(*run_process([str(binary), f"--flows={n}", f"--seed={seed}", *args.ns3_arg])))
                 log(f"N={n} seed {seed}: ns-3 loop {s_runs[-1]['wall_s']:.1f} s, CPU {s_runs[-1]['cpu_s']:.1f} s")
                 raw_runs.append({"flows": n, "seed": seed, "ccsim": c_runs[-1], "ns3": s_runs[-1]})
             summary.append(report(n, seeds, summarize(c_runs), summarize(s_runs)))
     load = os.getloadavg()
     print(f"\nload average after the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"params": params, "summary": summary, "runs": raw_runs}, indent=2))
+        args.json.write_text(json.dumps({"params": params, "ns3_args": args.ns3_arg, "summary": summary, "runs": raw_runs}, indent=2))
     return 0
 
 
