@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: setup develop run test test-rust test-python bench clean
+.PHONY: setup develop run test test-rust test-python bench bench-ns3 clean
 
 # The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
 $(BIN)/.deps: pyproject.toml
@@ -37,6 +37,12 @@ test-python:
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
+
+# ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): installs the PyPI
+# package ns3 into bench/ns3/.venv, compiles bench/ns3/dumbbell.cc, runs both, prints the table.
+bench-ns3: develop
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	$(BIN)/python bench/ns3/run.py $(BENCH_NS3_ARGS)
 
 clean:
 	rm -rf $(VENV) target results

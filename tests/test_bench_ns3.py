@@ -1,0 +1,118 @@
+"""bench/ns3/run.py (`make bench-ns3`): the figures it derives from both simulators' output, its
+pass/fail against issue 9's targets, and that the ns-3 twin keeps the benchmark's settings.
+ns-3 itself is not needed here (the comparison is not part of CI)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run():
+    spec = importlib.util.spec_from_file_location("bench_ns3_run", ROOT / "bench" / "ns3" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def raw_output(queue_samples, times, drop_ratio=0.01, goodputs=(40e6, 60e6)):
+    """A result in ccsim-bench's JSON shape (which dumbbell.cc prints too)."""
+    return {
+        "wall_s": 2.0,
+        "events": 1000,
+        "bottleneck_packets": 50_000,
+        "results": {
+            "warmup_s": 10.0,
+            "jain_index": 0.96,
+            "flows": [{"goodput_bps": g, "timeouts": 1, "fast_recoveries": 2, "retransmissions": 3} for g in goodputs],
+            "queues": [{"name": "B->A", "drop_ratio": 0.5}, {"name": "A->B", "drop_ratio": drop_ratio}],
+            "traces": {"time_s": times, "queue.A->B.len_pkts": queue_samples},
+        },
+    }
+
+
+def test_metrics_use_only_samples_from_the_warmup_and_the_bottleneck_queue(run):
+    # Samples before 10 s (100 and 200 packets) must be ignored: mean of 10, 20, 30, 40 = 25,
+    # population sd = sqrt(((15^2 + 5^2) * 2) / 4) = sqrt(125).
+    m = run.metrics(raw_output([100, 200, 10, 20, 30, 40], [0, 5, 10, 15, 20, 25]), proc_wall=3.0, cpu_s=2.5, rss_mib=12.0)
+    assert m["queue_mean_pkts"] == pytest.approx(25.0)
+    assert m["queue_sd_pkts"] == pytest.approx(125**0.5)
+    assert m["goodput_mbps"] == pytest.approx(100.0)
+    assert m["drop_ratio"] == 0.01  # A->B's, not B->A's
+    assert m["bottleneck_pkts_per_s"] == pytest.approx(25_000.0)
+    assert (m["timeouts"], m["fast_recoveries"], m["retransmissions"]) == (2, 4, 6)
+    assert m["other_drops"] == 0  # ccsim-bench does not report it: nothing drops elsewhere
+
+
+def figures(goodput, queue, drop, wall):
+    return {"wall_s": wall, "process_wall_s": wall, "cpu_s": wall, "peak_rss_mib": 10.0, "events": 1.0, "bottleneck_pkts_per_s": 1.0,
+            "goodput_mbps": goodput, "jain": 0.9, "queue_mean_pkts": queue, "queue_sd_pkts": 1.0, "drop_ratio": drop,
+            "timeouts": 0.0, "fast_recoveries": 0.0, "retransmissions": 0.0, "other_drops": 0.0}
+
+
+@pytest.mark.parametrize(
+    "ccsim, passes",
+    [
+        (figures(95.5, 720, 0.0119, 0.5), {"speed": True, "goodput": True, "queue_mean": True, "drop_ratio": True}),
+        # 5.5 % less goodput, 21 % more queue, 25 % fewer drops, only 99x faster.
+        (figures(94.5, 726, 0.0075, 101 / 99), {"speed": False, "goodput": False, "queue_mean": False, "drop_ratio": False}),
+    ],
+)
+def test_report_judges_each_metric_against_its_band_relative_to_ns3(run, ccsim, passes, capsys):
+    ns3 = figures(100.0, 600, 0.01, 101.0)
+    out = run.report(90, 3, ccsim, ns3)
+    assert {k: v["pass"] for k, v in out["checks"].items()} == passes
+    assert out["checks"]["goodput"]["value"] == pytest.approx(ccsim["goodput_mbps"] / 100.0 - 1)
+    text = capsys.readouterr().out
+    assert text.count("PASS") == sum(passes.values()) and text.count("FAIL") == 4 - sum(passes.values())
+
+
+def test_relative_difference_of_zero_drops_is_zero_only_when_both_are_zero(run):
+    assert run.rel(0.0, 0.0) == 0.0
+    assert run.rel(0.001, 0.0) == float("inf")
+    assert run.rel(0.9, 1.0) == pytest.approx(-0.1)
+
+
+def test_ccsim_overrides_reach_every_flow_and_leave_the_benchmark_settings(run):
+    config = run.ccsim_config(4, 1, {"lost_retransmit": False})
+    assert len(config["flows"]) == 4
+    for flow in config["flows"]:
+        params = flow["transport"]["params"]
+        assert params["lost_retransmit"] is False
+        assert (params["mss"], params["delack_count"], params["min_rto"], params["sack"]) == (1448, 2, 10**9, True)
+
+
+def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
+    """The C++ twin's constants against the scenario bench.py gives ccsim, so that changing one
+    side alone fails here."""
+    source = (ROOT / "bench" / "ns3" / "dumbbell.cc").read_text()
+    config = run.ccsim_config(10, 1, {})
+    tcp = config["flows"][0]["transport"]["params"]
+
+    def default(name):
+        m = re.search(rf'"ns3::TcpSocket(?:Base)?::{name}",\s*(\w+)\(([^)]*)\)', source)
+        assert m, name
+        return m.group(2)
+
+    assert int(default("SegmentSize")) == tcp["mss"]
+    assert default("DelAckCount") == "delAckCount"
+    assert int(re.search(r"uint32_t delAckCount = (\d+);", source).group(1)) == tcp["delack_count"]
+    assert default("MinRto") == f"Seconds({tcp['min_rto'] // 10**9}"  # the regex stops at the first ")"
+    assert default("Sack") == str(tcp["sack"]).lower()
+    assert eval(default("SndBufSize").replace("u", "")) == tcp["rwnd"]["bytes"]  # 4u << 20
+    assert 'TcpNewReno::GetTypeId' in source and config["flows"][0]["cc"]["kind"] == "newreno"
+    bottleneck, access = config["links"][0], config["links"][1]
+    assert bottleneck["ab"]["queue"] == {"kind": "droptail", "params": {"limit": {"packets": 900}}}
+    assert 'SetMaxSize(QueueSize("900p"))' in source
+    assert access["ab"]["queue"]["params"]["limit"] == {"packets": 1000} and source.count('StringValue("1000p")') == 2
+    assert (bottleneck["ab"]["rate_bps"], bottleneck["ab"]["delay_ns"], access["ab"]["rate_bps"]) == (100_000_000, 2_000_000, 10**9)
+    assert 'StringValue("100Mbps")' in source and "MilliSeconds(2)" in source and 'StringValue("1Gbps")' in source
+    assert "1.0 + 48.0 * i / (nFlows - 1)" in source and access["ab"]["delay_ns"] == 1_000_000
+    assert config["duration_ns"] == 30 * 10**9 and config["warmup_ns"] == 10 * 10**9
+    assert re.search(r"double duration = 30\.0;", source) and re.search(r"double warmup = 10\.0;", source)
