@@ -37,6 +37,7 @@ test-python:
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/memory.py
 
 clean:
 	rm -rf $(VENV) target results

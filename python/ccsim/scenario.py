@@ -37,6 +37,9 @@ from .topology import Dumbbell, Network, Topology
 __all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
 
 U64_MAX = 2**64 - 1
+# Flows (after ``count``) a scenario may have: the engine numbers them with u32, and a count
+# beyond this is a typo or hostile input that would take the front's memory before any check.
+MAX_FLOWS = 100_000
 
 
 class Simulation(StrictModel):
@@ -65,7 +68,7 @@ class Flow(StrictModel):
     pair: Annotated[int, Field(ge=0)] | None = None
     src: str | None = None
     dst: str | None = None
-    count: Annotated[int, Field(ge=1)] = 1
+    count: Annotated[int, Field(ge=1, le=MAX_FLOWS)] = 1
     transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "tcp"))
     cc: CcAlgo | None = None
     app: AppAlgo = Field(default_factory=lambda: algo("app", "bulk"))
@@ -282,6 +285,8 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
                 f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
             )
     total = sum(flow.count for flow in scenario.flows)
+    if total > MAX_FLOWS:
+        raise FieldError("flows", f"{total} flows in all (after count); at most {MAX_FLOWS} are supported")
     for k, index in enumerate(scenario.metrics.jain_flows or []):
         if index >= total:
             raise FieldError(f"metrics.jain_flows[{k}]", f"no flow {index}; flows are numbered 0..{total - 1}")
@@ -472,6 +477,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, "", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise ScenarioError(file, "", "not valid TOML: nested too deeply") from None
 
 
 def load(path: str | Path, overrides: list[str] | None = None) -> Scenario:
