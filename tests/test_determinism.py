@@ -115,7 +115,7 @@ def test_local_pool_and_dask_cluster_write_the_same_bytes(scenario: Path, tmp_pa
     local = sweep.run_sweep(spec, tmp_path / "local", jobs=2)
     started = time.monotonic()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:  # any free port: 8787 may be taken
         remote = sweep.run_sweep(spec, tmp_path / "dask", scheduler=cluster.scheduler_address)
     assert time.monotonic() - started < 120
     assert local.ran == remote.ran == 4 and local.failed == remote.failed == 0

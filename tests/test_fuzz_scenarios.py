@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import math
 import os
 import re
 import tempfile
+import tomllib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -380,9 +380,16 @@ def invalid_scenario(draw: Any) -> tuple[str | bytes, str]:
         return to_toml(data), _text_path([*path, key])
     text = to_toml(data)
     if kind == "toml":
-        cut = draw(st.integers(1, len(text) - 1))
-        junk = draw(st.sampled_from(["[", "= =", "]]]", "\"unterminated", "[simulation]\n", "x = 1\nx = 2\n", "a = [" * 3000]))
-        return text[:cut] + junk + text[cut:], ""
+        # Junk at a line boundary (inside a string it could be valid text): every one of these
+        # lines is invalid TOML there.
+        lines = text.splitlines(keepends=True)
+        cut = draw(st.integers(0, len(lines)))
+        junk = draw(st.sampled_from(["[\n", "= =\n", "]]]\n", "\"unterminated\n", "[simulation]\n[simulation]\n",
+                                     "x = 1\nx = 2\n", "a = " + "[" * 3000 + "\n", "key = \"\\q\"\n"]))
+        mutated = "".join(lines[:cut]) + junk + "".join(lines[cut:])
+        with pytest.raises((tomllib.TOMLDecodeError, RecursionError)):
+            tomllib.loads(mutated)  # the generator's own promise: this is not TOML
+        return mutated, ""
     raw = text.encode("utf-8")
     cut = draw(st.integers(0, len(raw)))
     return raw[:cut] + draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\x80\x80", b"\xfe\xff"])) + raw[cut:], ""
@@ -461,7 +468,8 @@ def test_a_deeply_nested_file_exits_2() -> None:
         _check_bad_input(code, out, err, path, "")
 
 
-def test_a_directory_or_a_missing_file_exits_2(tmp_path: Path) -> None:
-    for target in (tmp_path, tmp_path / "missing.toml"):
+def test_a_directory_a_missing_file_a_pipe_or_an_endless_device_exits_2(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.toml")
+    for target in (tmp_path, tmp_path / "missing.toml", tmp_path / "pipe.toml", Path("/dev/zero")):
         code, out, err = cli("validate", str(target))
         _check_bad_input(code, out, err, target, "")

@@ -48,7 +48,7 @@ def test_estimated_rows_match_or_bound_what_a_run_records() -> None:
     assert est["trace.messages"].rows == 4
 
 
-def test_an_absurd_trace_volume_is_refused_with_why_and_how_to_shrink(write_toml) -> None:
+def test_an_absurd_trace_volume_is_refused_with_why_and_how_to_shrink() -> None:
     proc = run_cli("run", str(FLAGSHIP), "--set", "trace.interval=1us", "--set", "simulation.duration=1000s")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     line = proc.stderr.strip()
@@ -65,7 +65,7 @@ def test_event_logs_name_their_own_switch() -> None:
     assert info.value.field == "trace.events" and "trace.events = false" in info.value.message
 
 
-def test_a_modest_scenario_passes_and_max_memory_decides(tmp_path: Path) -> None:
+def test_a_modest_scenario_passes_and_max_memory_decides() -> None:
     proc = run_cli("validate", str(FLAGSHIP))
     assert proc.returncode == 0 and "memory about" in proc.stdout, proc.stderr
     proc = run_cli("validate", str(FLAGSHIP), "--max-memory", "1MiB")
@@ -94,3 +94,16 @@ def test_the_budget_is_a_share_of_available_memory(tmp_path: Path) -> None:
     meminfo.write_text("garbage")
     assert limits.machine_budget(str(meminfo)) is None
     assert limits.machine_budget(str(tmp_path / "missing")) is None
+
+
+def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None:
+    from ccsim import sweep
+
+    (tmp_path / "sweep.toml").write_text(
+        f'scenario = "{FLAGSHIP}"\nseeds = 1\n[set]\n"simulation.duration" = "2s"\n"simulation.warmup" = "1s"\n'
+        '[grid]\n"trace.interval" = ["10ms", "1ns"]\n', encoding="utf-8")
+    result = sweep.run_sweep(sweep.load_sweep(tmp_path / "sweep.toml"), tmp_path / "out", jobs=1)
+    table = result.table.set_index("trace.interval")
+    assert table.loc["10ms", "status"] == "ok"
+    assert table.loc["1ns", "status"] == "failed"
+    assert "trace.interval: this run would need about" in table.loc["1ns", "error"]

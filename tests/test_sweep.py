@@ -300,7 +300,7 @@ def test_a_dask_cluster_gives_the_local_results_bit_for_bit(sweep_dir: Path) -> 
     local = sweep.run_sweep(spec, sweep_dir / "local", jobs=2)
     started = time.monotonic()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:  # any free port: 8787 may be taken
         remote = sweep.run_sweep(spec, sweep_dir / "dask", scheduler=cluster.scheduler_address)
         proc = run_cli("smc", str(sweep_dir / "base.toml"), "-q", "Pr[<=1](<> queue.r->h2.length > 20)", "--runs",
                        "24", "--scheduler", cluster.scheduler_address, "--out", str(sweep_dir / "smc-dask"), "--quiet")

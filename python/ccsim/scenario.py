@@ -8,7 +8,9 @@ the public interface of sweeps, docs and ``--set``; keep them stable.
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any
@@ -40,6 +42,8 @@ U64_MAX = 2**64 - 1
 # Flows (after ``count``) a scenario may have: the engine numbers them with u32, and a count
 # beyond this is a typo or hostile input that would take the front's memory before any check.
 MAX_FLOWS = 100_000
+# Largest scenario or sweep file read (the largest real one is a few kB).
+MAX_FILE_BYTES = 16 * 2**20
 
 
 class Simulation(StrictModel):
@@ -468,7 +472,14 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     """The TOML tables of a scenario file; unreadable or malformed files are ScenarioErrors."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if stat.S_ISFIFO(os.stat(path).st_mode):  # opening it would wait for a writer forever
+            raise ScenarioError(file, "", "a named pipe, not a scenario file")
+        with open(path, "rb") as f:
+            # Bounded: a device such as /dev/zero, or a huge file, must not take the memory.
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ScenarioError(file, "", f"larger than {MAX_FILE_BYTES // 2**20} MiB; not a scenario file")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ScenarioError(file, "", "no such file") from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
+from .limits import check as check_memory
 from .overrides import set_value
 from .scenario import U64_MAX, from_dict, read_toml
 
@@ -234,7 +235,9 @@ def expand(spec: SweepSpec) -> list[RunSpec]:
                 set_value(data, key, value, str(spec.scenario))
             for key, value in params.items():
                 set_value(data, key, value, str(spec.scenario))
-            config = from_dict(data, str(spec.scenario)).to_config()
+            compiled = from_dict(data, str(spec.scenario)).to_config()
+            check_memory(compiled, str(spec.scenario))  # a run that would exhaust the memory is refused
+            config = compiled
         except ScenarioError as exc:
             error = f"{exc} (sweep point {p}: {where})"
         for r in range(spec.replicates):
