@@ -174,6 +174,17 @@ def _delivered_packets(config: dict[str, Any], window_s: float) -> tuple[float, 
     return total, tcp, per_flow
 
 
+def _window_packets(flow: dict[str, Any]) -> int:
+    """Packets a flow can have in the network at once: a TCP flow's receive window (default
+    4 MiB), others 1000 (their send buffers and queues bound them)."""
+    transport = flow["transport"]
+    if transport["kind"] != "tcp":
+        return 1000
+    rwnd = _param(transport, "rwnd", {"bytes": 4 * 2**20})
+    mss = max(1, int(_param(transport, "mss", 1448)))
+    return int(rwnd.get("packets", 0)) + int(rwnd.get("bytes", 0)) // mss + 10
+
+
 def _offered_packets(flow: dict[str, Any], window_s: float) -> float:
     """Packets an open-loop application offers whatever the network does."""
     app = flow["app"]
@@ -213,8 +224,7 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
     trace = config.get("trace") or {}
     est = MemoryEstimate()
     # What does not grow with simulated time.
-    windows = sum(_param(f["transport"], "rwnd", {"bytes": 4 * 2**20}).get("bytes", 0) // 1000 + 10
-                  if f["transport"]["kind"] == "tcp" else 1000 for f in flows)
+    windows = sum(_window_packets(f) for f in flows)
     queued = 0
     for link in links:
         for way in ("ab", "ba"):
