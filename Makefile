@@ -37,6 +37,7 @@ test-python:
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/memory.py
 
 # ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): installs the PyPI
 # package ns3 into bench/ns3/.venv, compiles bench/ns3/dumbbell.cc, runs both, prints the table.

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .errors import ScenarioError
+from .paths import inside, write_atomically
 from .scenario import U64_MAX, Scenario, from_dict, load
 
 __all__ = ["run", "run_config", "replay", "write_replay", "replay_hint", "Result", "as_scenario", "TABLE_I_COLUMNS"]
@@ -191,12 +192,15 @@ class Result:
             tables.append(("control", self.control))
         if self.control_traces is not None:
             tables.append(("control_traces", self.control_traces))
+        # Fixed names only, each checked to stay inside `out` and written atomically (paths.py).
         for name, frame in tables:
-            path = out / f"{name}.parquet"
-            frame.to_parquet(path, index=False)
+            path = inside(out, f"{name}.parquet", "--out")
+            write_atomically(path, lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
             written.append(path)
-        summary_path = out / "summary.json"
-        summary_path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        summary_path = inside(out, "summary.json", "--out")
+        # Sorted keys: the same run gives the same bytes whatever the engine's field order.
+        text = json.dumps(self.summary, indent=2, sort_keys=True) + "\n"
+        write_atomically(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         written.append(summary_path)
         if not plots:
             return written
@@ -221,8 +225,8 @@ class Result:
         plots = [("queue_length.png", queue_plot), ("cwnd.png", cwnd_plot), ("goodput.png", goodput_plot),
                  ("control.png", control_plot)]
         for filename, draw in plots:
-            path = out / filename
-            if draw(path):
+            path = inside(out, filename, "--out")
+            if write_atomically(path, draw):
                 written.append(path)
         return written
 

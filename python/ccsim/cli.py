@@ -56,11 +56,13 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="DIR", help="write flows/queues/traces.parquet, summary.json and plots here")
     _add_set_option(run)
     run.add_argument("--quiet", action="store_true", help="print nothing but errors (no table, no progress bar)")
+    _add_memory_option(run)
 
     validate = commands.add_parser("validate", help="check a scenario file without running it",
                                    description="Check a scenario file (and the engine's view of it) without running.")
     validate.add_argument("file", metavar="FILE.toml", help="scenario file")
     _add_set_option(validate)
+    _add_memory_option(validate)
 
     listing = commands.add_parser("list", help="list queue disciplines, congestion controls, transports and "
                                   "applications with their parameters",
@@ -194,6 +196,21 @@ def _add_set_option(parser: argparse.ArgumentParser) -> None:
                              "--set topology.bottleneck.queue.limit=50p (repeatable)")
 
 
+def _add_memory_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-memory", type=_memory, metavar="SIZE",
+                        help="refuse a run whose estimated memory exceeds SIZE, e.g. 2GiB (default: 80 %% of the "
+                             "memory available; see docs/robustness.md)")
+
+
+def _memory(text: str) -> int:
+    from .limits import parse_memory
+
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _seed(text: str) -> int:
     problem = argparse.ArgumentTypeError(f"expected a non-negative integer below 2^64, got {text!r}")
     try:
@@ -303,7 +320,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     quiet: bool = args.quiet
     console = _stdout_console()
     progress = not quiet and Console(stderr=True).is_terminal
-    result = run(args.file, seed=args.seed, progress=progress, overrides=args.overrides)
+    scenario = _load_within_memory(args)
+    result = run(scenario, seed=args.seed, progress=progress)
     if not quiet:
         _print_summary(console, args.file, result)
     if args.out:
@@ -316,14 +334,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
+def _load_within_memory(args: argparse.Namespace) -> Any:
+    """The scenario of ``args.file`` with its overrides, refused (ScenarioError) when its
+    estimated memory exceeds ``--max-memory`` or the machine's budget (limits.py)."""
+    from .limits import check
     from .scenario import load
 
     scenario = load(args.file, args.overrides)
+    check(scenario.to_config(), args.file, args.max_memory)
+    return scenario
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .limits import estimate
+
+    scenario = _load_within_memory(args)
     config = scenario.to_config()
     _engine().Simulation(json.dumps(config))  # the engine's own checks (routes, parameters)
+    memory = estimate(config).total
     print(f"{args.file}: ok ({len(config['nodes'])} nodes, {len(config['links'])} links, "
-          f"{len(config['flows'])} flows)")
+          f"{len(config['flows'])} flows); memory about {memory / 2**20:.0f} MiB")
     return EXIT_OK
 
 

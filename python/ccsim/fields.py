@@ -52,7 +52,8 @@ class StrictModel(BaseModel):
 
     # No custom __init__ here: pydantic would route nested validation through it. Builders that
     # want ScenarioError instead of ValidationError use `build` below.
-    model_config = ConfigDict(extra="forbid")
+    # strict: `seed = true`, `count = "3"` or `count = 2.0` are mistakes, not 1, 3 and 2.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     @classmethod
     def build(cls, data: Any, file: str = NO_FILE) -> Self:

@@ -40,9 +40,11 @@ def parse_key(key: str) -> list[str | int]:
 def parse_value(text: str) -> Any:
     """A TOML value if ``text`` is one, else the text itself."""
     try:
-        return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
+        parsed = tomllib.loads(f"value = {text}")
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
+    # A value with a newline could carry more keys ("1\n[x]"): that is text, not TOML.
+    return parsed["value"] if len(parsed) == 1 else text
 
 
 def _path_text(parts: list[str | int]) -> str:

@@ -28,6 +28,12 @@ def _label(column: str, prefix: str, suffix: str) -> str:
     return column[len(prefix) : len(column) - len(suffix)]
 
 
+def _plain(text: str) -> str:
+    """A name from the scenario as literal text: matplotlib reads $...$ as math and fails on
+    names that are not valid math (a flow called "$x{" must still plot)."""
+    return str(text).replace("$", r"\$")
+
+
 def _save(fig: Figure, path: Path) -> None:
     FigureCanvasAgg(fig)
     fig.savefig(path, dpi=120)
@@ -56,7 +62,7 @@ def plot_series(
     ax = fig.subplots()
     for column in columns:
         key = _label(column, prefix, suffix)
-        ax.plot(traces["time_s"], traces[column] * scale, label=(labels or {}).get(key, key), linewidth=0.8)
+        ax.plot(traces["time_s"], traces[column] * scale, label=_plain((labels or {}).get(key, key)), linewidth=0.8)
     if warmup_s > 0:
         ax.axvline(warmup_s, color="grey", linestyle="--", linewidth=0.8)
     ax.set_xlabel("time (s)")
@@ -75,7 +81,7 @@ def plot_goodput(flows: pd.DataFrame, path: Path) -> bool:
         return False
     fig = Figure(figsize=(max(4.0, 0.4 * len(flows) + 2), 4), layout="constrained")
     ax = fig.subplots()
-    labels = [str(name) for name in flows["name"]] if "name" in flows else [str(i) for i in flows["id"]]
+    labels = [_plain(name) for name in flows["name"]] if "name" in flows else [str(i) for i in flows["id"]]
     ax.bar(range(len(flows)), flows["goodput_bps"] / 1e6)
     ax.set_xticks(range(len(flows)), labels, rotation=90 if len(flows) > 12 else 0)
     ax.set_xlabel("flow")
@@ -103,7 +109,7 @@ def plot_control(traces: pd.DataFrame, names: list[str], path: Path) -> bool:
                  label="reference r")
         top.plot(rows["time_s"], rows["output"], linewidth=0.9, label="output y")
         top.set_ylabel("r, y")
-        top.set_title(f"Control loop {name}")
+        top.set_title(f"Control loop {_plain(name)}")
         top.legend(loc="upper right", fontsize="small")
         top.grid(alpha=0.3)
         bottom.step(rows["time_s"], rows["control"], where="post", linewidth=0.8, color="tab:red")

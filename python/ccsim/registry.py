@@ -11,6 +11,7 @@ Parameters written with units (``"5ms"``) are converted to the canonical encodin
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -68,7 +69,14 @@ class ParamError(FieldError):
 def _parse_float(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise units.UnitError(f"{value!r} is not a number")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise units.UnitError(f"{value!r} is too large") from None
+    if not math.isfinite(number):
+        # TOML has nan and inf; no model parameter means anything with them.
+        raise units.UnitError(f"{value!r} is not a finite number")
+    return number
 
 
 def _parse_int(value: object) -> int:

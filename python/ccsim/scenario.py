@@ -8,7 +8,9 @@ the public interface of sweeps, docs and ``--set``; keep them stable.
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,6 +40,11 @@ from .topology import Dumbbell, Network, Topology
 __all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
 
 U64_MAX = 2**64 - 1
+# Flows (after ``count``) a scenario may have: the engine numbers them with u32, and a count
+# beyond this is a typo or hostile input that would take the front's memory before any check.
+MAX_FLOWS = 100_000
+# Largest scenario or sweep file read (the largest real one is a few kB).
+MAX_FILE_BYTES = 16 * 2**20
 
 
 class Simulation(StrictModel):
@@ -66,7 +73,7 @@ class Flow(StrictModel):
     pair: Annotated[int, Field(ge=0)] | None = None
     src: str | None = None
     dst: str | None = None
-    count: Annotated[int, Field(ge=1)] = 1
+    count: Annotated[int, Field(ge=1, le=MAX_FLOWS)] = 1
     transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "tcp"))
     cc: CcAlgo | None = None
     app: AppAlgo = Field(default_factory=lambda: algo("app", "bulk"))
@@ -284,6 +291,8 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
             )
         _check_size_distribution(flow, where)
     total = sum(flow.count for flow in scenario.flows)
+    if total > MAX_FLOWS:
+        raise FieldError("flows", f"{total} flows in all (after count); at most {MAX_FLOWS} are supported")
     for k, index in enumerate(scenario.metrics.jain_flows or []):
         if index >= total:
             raise FieldError(f"metrics.jain_flows[{k}]", f"no flow {index}; flows are numbered 0..{total - 1}")
@@ -484,7 +493,14 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     """The TOML tables of a scenario file; unreadable or malformed files are ScenarioErrors."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if stat.S_ISFIFO(os.stat(path).st_mode):  # opening it would wait for a writer forever
+            raise ScenarioError(file, "", "a named pipe, not a scenario file")
+        with open(path, "rb") as f:
+            # Bounded: a device such as /dev/zero, or a huge file, must not take the memory.
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ScenarioError(file, "", f"larger than {MAX_FILE_BYTES // 2**20} MiB; not a scenario file")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ScenarioError(file, "", "no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -493,6 +509,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, "", f"not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise ScenarioError(file, "", "not valid TOML: nested too deeply") from None
 
 
 def load(path: str | Path, overrides: list[str] | None = None) -> Scenario:

@@ -27,9 +27,10 @@ Dask cluster gives the same bytes as the local pool.
 Output directory::
 
     OUT/results.parquet     one row per run: point, replicate, seed, each varied key, status,
-                            error, wall time, and the run's summary metrics (see summary_metrics)
+                            error, and the run's summary metrics (see summary_metrics)
     OUT/runs/KEY/           one directory per finished run: run.json, summary.json, config.json,
-                            flows/queues/traces/control*.parquet
+                            flows/queues/traces/control*.parquet, and timing.json (wall time and
+                            host: the only file that differs between executors and reruns)
 
 A run's KEY is a hash of the core configuration it simulates (seed included): a directory is
 written under a temporary name and renamed when complete, so it exists whole or not at all.
@@ -57,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
+from .limits import check as check_memory
 from .overrides import set_value
 from .scenario import U64_MAX, from_dict, read_toml
 
@@ -79,6 +81,7 @@ SEED_MODES = ("independent", "common")
 RESULTS_FILE = "results.parquet"
 RUNS_DIR = "runs"
 RUN_FILE = "run.json"
+TIMING_FILE = "timing.json"
 _SWEEP_KEYS = ("scenario", "seeds", "seed_mode", "master_seed", "set", "grid", "points", "description")
 
 
@@ -232,7 +235,9 @@ def expand(spec: SweepSpec) -> list[RunSpec]:
                 set_value(data, key, value, str(spec.scenario))
             for key, value in params.items():
                 set_value(data, key, value, str(spec.scenario))
-            config = from_dict(data, str(spec.scenario)).to_config()
+            compiled = from_dict(data, str(spec.scenario)).to_config()
+            check_memory(compiled, str(spec.scenario))  # a run that would exhaust the memory is refused
+            config = compiled
         except ScenarioError as exc:
             error = f"{exc} (sweep point {p}: {where})"
         for r in range(spec.replicates):
@@ -348,7 +353,11 @@ def _write_run(runs_dir: Path, run: RunSpec, outcome: dict[str, Any] | None, err
         raw = json.loads(outcome["raw"])
         assert run.config is not None
         Result(raw, run.config, outcome["wall_time_s"]).write(tmp, plots=False)
-        record.update(wall_time_s=outcome["wall_time_s"], host=outcome.get("host"), metrics=summary_metrics(raw))
+        record.update(metrics=summary_metrics(raw))
+        # Where and how long it ran differs between executors and runs: kept apart (TIMING_FILE),
+        # so every other file of a run is the same bytes wherever it runs.
+        (tmp / TIMING_FILE).write_text(json.dumps(
+            {"wall_time_s": outcome["wall_time_s"], "host": outcome.get("host")}, indent=1) + "\n", encoding="utf-8")
     if run.config is not None:
         (tmp / "config.json").write_text(json.dumps(run.config, indent=1) + "\n", encoding="utf-8")
     (tmp / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
@@ -518,7 +527,6 @@ def build_table(plan_: Plan, out: Path) -> Any:
             row[key] = _params_frame_value(run.params.get(key))
         row["status"] = record.get("status")
         row["error"] = record.get("error")
-        row["wall_time_s"] = record.get("wall_time_s")
         row.update(record.get("metrics") or {})
         row["run_dir"] = f"{RUNS_DIR}/{run.key}"
         rows.append(row)

@@ -34,6 +34,8 @@ __all__ = [
 ]
 
 TOPOLOGY_KINDS = ("dumbbell", "daisy_chain", "explicit", "star")
+# A star's sensor count is expanded into one link spec each; bound it before expanding.
+MAX_SENSORS = 100_000
 
 # Output queue used where a scenario names none: the engine's DropTail at its default limit.
 DEFAULT_QUEUE_KIND = "droptail"
@@ -356,6 +358,8 @@ def _sensor_specs(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise FieldError("", f"expected at least one sensor (a count, or one link spec per sensor), got {value}")
+        if value > MAX_SENSORS:
+            raise FieldError("", f"at most {MAX_SENSORS} sensors are supported, got {value}")
         return [{} for _ in range(value)]
     return value
 

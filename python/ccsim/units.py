@@ -162,6 +162,8 @@ def parse_bytes(value: object) -> int:
         # Unlike times and rates, a bare integer byte count is unambiguous.
         if value < 0:
             raise UnitError(f"{value!r}: a byte count must not be negative")
+        if value > MAX_CANONICAL:
+            raise UnitError(f"{value!r}: a byte count is too large")
         return value
     if not isinstance(value, str):
         raise UnitError(f"{value!r} is not a byte count; expected {BYTES_HELP}")
@@ -187,6 +189,8 @@ def parse_size(value: object) -> SizeValue:
             if key in ("packets", "bytes") and isinstance(count, int) and not isinstance(count, bool):
                 if count < 0:
                     raise UnitError(f"{value!r}: a buffer size must not be negative")
+                if count > MAX_CANONICAL:
+                    raise UnitError(f"{value!r}: a buffer size is too large")
                 return {key: count}
         raise UnitError(f"{value!r} is not a buffer size; expected {SIZE_HELP}")
     if isinstance(value, int):
@@ -208,6 +212,8 @@ def parse_prob(value: object) -> float:
     """A probability: a number in [0, 1] or a percentage string ``"1%"``."""
     _reject_bool(value, "a probability", PROB_HELP)
     if isinstance(value, (int, float)):
+        if isinstance(value, int) and not -1 <= value <= 1:
+            raise UnitError(f"{value!r}: a probability must be between 0 and 1")  # float() may overflow
         prob = float(value)
     elif isinstance(value, str) and value.strip().endswith("%"):
         number, unit = _split(value.strip()[:-1], "a probability", PROB_HELP)

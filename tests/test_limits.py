@@ -1,0 +1,109 @@
+"""The memory estimator (ccsim.limits): row counts against hand computation and against what a
+real run records, refusal of absurd trace volumes with a message saying why and how to shrink,
+--max-memory, and the budget read from /proc/meminfo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ccsim
+from ccsim import limits
+from ccsim.errors import ScenarioError
+from conftest import SCENARIOS, run_cli
+
+FLAGSHIP = SCENARIOS / "flagship.toml"
+
+
+def items(est: limits.MemoryEstimate) -> dict[str, limits.MemoryItem]:
+    return {item.field: item for item in est.items}
+
+
+def test_sampled_series_rows_are_series_times_samples() -> None:
+    # Hand count: 10 s every 10 ms is 1001 samples (t = 0 included); time + 3 columns for the
+    # traced queue A->B + one cwnd column for each of the 4 TCP flows = 8 series.
+    config = ccsim.load(FLAGSHIP, ["simulation.duration=10s", "simulation.warmup=1s"]).to_config()
+    est = limits.estimate(config)
+    assert items(est)["trace.interval"].rows == 8 * 1001
+    assert items(est)["trace.interval"].bytes == 8 * 1001 * limits.BYTES_PER_SAMPLE
+
+
+def test_estimated_rows_match_or_bound_what_a_run_records() -> None:
+    overrides = ["simulation.duration=4s", "simulation.warmup=1s", "trace.events=true", "trace.messages=true",
+                 "trace.rtt=true", "trace.queues=[]", "topology.bottleneck.queue.limit=20p"]
+    config = ccsim.load(FLAGSHIP, overrides).to_config()
+    est = items(limits.estimate(config))
+    result = ccsim.run(FLAGSHIP, overrides=overrides)
+    # Series: exactly what the engine samples (every router queue when trace.queues is empty).
+    assert est["trace.interval"].rows == result.traces.shape[0] * result.traces.shape[1]
+    # Logs: upper bounds that are not absurdly loose for a congested run.
+    drops = len(result.queue_events)
+    rtts = len(result.rtt_samples)
+    assert 0 < drops <= est["trace.events"].rows
+    assert 0 < rtts <= est["trace.rtt"].rows <= 10 * rtts
+    # The bottleneck (10 Mbit/s, 1500 B packets, 4 s) bounds the RTT samples: 3333 packets.
+    assert est["trace.rtt"].rows == int(10e6 * 4 / (8 * 1500))
+    # Bulk flows write one unbounded message each.
+    assert est["trace.messages"].rows == 4
+
+
+def test_an_absurd_trace_volume_is_refused_with_why_and_how_to_shrink() -> None:
+    proc = run_cli("run", str(FLAGSHIP), "--set", "trace.interval=1us", "--set", "simulation.duration=1000s")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1
+    assert f"{FLAGSHIP}: trace.interval: this run would need about " in line
+    assert "sampled series (8 series x 1,000,000,001 samples)" in line
+    assert "longer trace.interval" in line and "shorter simulation.duration" in line and "--max-memory" in line
+
+
+def test_event_logs_name_their_own_switch() -> None:
+    config = ccsim.load(FLAGSHIP, ["simulation.duration=100000s", "trace.events=true"]).to_config()
+    with pytest.raises(ScenarioError) as info:
+        limits.check(config, "f.toml", max_memory=4 * 2**30)
+    assert info.value.field == "trace.events" and "trace.events = false" in info.value.message
+
+
+def test_a_modest_scenario_passes_and_max_memory_decides() -> None:
+    proc = run_cli("validate", str(FLAGSHIP))
+    assert proc.returncode == 0 and "memory about" in proc.stdout, proc.stderr
+    proc = run_cli("validate", str(FLAGSHIP), "--max-memory", "1MiB")
+    assert proc.returncode == 2 and "more than the budget of 1 MiB (--max-memory)" in proc.stderr
+    proc = run_cli("run", str(FLAGSHIP), "--quiet", "--set", "simulation.duration=2s", "--set", "simulation.warmup=1s",
+                   "--max-memory", "4GiB")
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli("run", str(FLAGSHIP), "--max-memory", "lots")
+    assert proc.returncode == 2 and "--max-memory" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_memory_without_logs_does_not_grow_with_simulated_time() -> None:
+    short = ccsim.load(FLAGSHIP, ["simulation.duration=20s"]).to_config()
+    long = ccsim.load(FLAGSHIP, ["simulation.duration=100000s"]).to_config()
+    for config in (short, long):
+        config["trace"]["interval_ns"] = None
+    assert limits.estimate(short).total == limits.estimate(long).total
+
+
+def test_the_budget_is_a_share_of_available_memory(tmp_path: Path) -> None:
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    8000000 kB\n")
+    assert limits.machine_budget(str(meminfo)) == int(8_000_000 * 1024 * limits.BUDGET_SHARE)
+    meminfo.write_text("MemTotal:       16000000 kB\n")  # old kernels: no MemAvailable
+    assert limits.machine_budget(str(meminfo)) == int(16_000_000 * 1024 * limits.BUDGET_SHARE)
+    meminfo.write_text("garbage")
+    assert limits.machine_budget(str(meminfo)) is None
+    assert limits.machine_budget(str(tmp_path / "missing")) is None
+
+
+def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None:
+    from ccsim import sweep
+
+    (tmp_path / "sweep.toml").write_text(
+        f'scenario = "{FLAGSHIP}"\nseeds = 1\n[set]\n"simulation.duration" = "2s"\n"simulation.warmup" = "1s"\n'
+        '[grid]\n"trace.interval" = ["10ms", "1ns"]\n', encoding="utf-8")
+    result = sweep.run_sweep(sweep.load_sweep(tmp_path / "sweep.toml"), tmp_path / "out", jobs=1)
+    table = result.table.set_index("trace.interval")
+    assert table.loc["10ms", "status"] == "ok"
+    assert table.loc["1ns", "status"] == "failed"
+    assert "trace.interval: this run would need about" in table.loc["1ns", "error"]
