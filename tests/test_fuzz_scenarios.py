@@ -114,6 +114,8 @@ def param_value(param: Any) -> st.SearchStrategy[Any]:
         low = max(0.0, param.min or 0.0)
         high = min(1.0, 1.0 if param.max is None else param.max)
         return st.floats(low, high, allow_nan=False)
+    if kind == "choice":
+        return st.sampled_from(param.choices)
     if kind == "float":
         low, high = _bounds(param)
         return st.floats(low, high, allow_nan=False, allow_infinity=False)
@@ -216,6 +218,13 @@ def flow(draw: Any, ends: list[tuple[str, str]], dumbbell: bool, duration_ms: in
             if cc in ("dctcp", "edctcp") and isinstance(transport, dict):
                 transport["ecn"] = True  # they need ECN; most runs should run
     out["app"] = draw(algo("app", APPS))
+    app = out["app"]
+    if isinstance(app, dict) and app["kind"] == "transfer":
+        # Each parameter is valid alone; keep the cross-parameter rules of the size distribution
+        # (Pareto needs shape > 1 for a mean; size_min <= size), which the schema checks apart.
+        if app.get("distribution") == "pareto" and isinstance(app.get("shape"), (int, float)) and app["shape"] <= 1:
+            app["shape"] = 1 + draw(st.floats(0.01, 3.0))
+        app.pop("size_min", None)
     start = draw(st.integers(0, duration_ms - 1))
     out["start"] = f"{start}ms" if draw(st.booleans()) else f"{start}ms..{draw(st.integers(start + 1, duration_ms))}ms"
     out["count"] = draw(st.integers(1, 3))

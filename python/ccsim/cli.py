@@ -321,7 +321,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     console = _stdout_console()
     progress = not quiet and Console(stderr=True).is_terminal
     scenario = _load_within_memory(args)
-    result = run(scenario, seed=args.seed, progress=progress)
+    try:
+        result = run(scenario, seed=args.seed, progress=progress)
+    except Exception as exc:
+        # The scenario was loaded here, so the replay line names the file and its overrides.
+        if getattr(exc, "config", None) is not None and getattr(exc, "scenario", None) is None:
+            exc.scenario = str(args.file)
+            exc.overrides = list(args.overrides or [])
+        raise
     if not quiet:
         _print_summary(console, args.file, result)
     if args.out:
