@@ -525,6 +525,12 @@ impl TcpSender {
     /// Segments held by a backoff are skipped; the hint may pass them, and
     /// [`TcpSender::release_holds`] moves it back when their hold ends.
     fn next_lost(&mut self, now: Time) -> Option<usize> {
+        if self.lost_bytes == 0 {
+            // Nothing is lost and un-SACKed (the common case, checked on every transmission).
+            // The hint is left where it is: a lower start finds the same segment, since
+            // whatever makes a segment below it eligible again also lowers the hint.
+            return None;
+        }
         let mut i = self.scoreboard.partition_point(|s| s.seq < self.retx_hint);
         let frontier = self.lost_frontier.max(self.notice_frontier);
         while i < self.scoreboard.len() {
