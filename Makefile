@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: setup develop run test test-rust test-python bench clean
+.PHONY: setup develop run test test-rust test-python bench bench-scaling clean
 
 # The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
 $(BIN)/.deps: pyproject.toml
@@ -37,6 +37,11 @@ test-python:
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
+
+# Speed against flows (9..9000) and bottleneck rate (10 Mbit/s..10 Gbit/s); minutes, not CI.
+bench-scaling: develop
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	$(BIN)/python bench/scaling.py
 
 clean:
 	rm -rf $(VENV) target results
