@@ -361,13 +361,18 @@ impl TcpSender {
                 }
                 lo = gap_end;
             }
-            self.remember_sacked(start, end);
+            // Only what has been sent is remembered: a (malformed) block beyond SND.NXT must
+            // not hide segments sent later from the blocks that will cover them.
+            self.remember_sacked(start, end.min(self.snd_nxt));
         }
         self.sacked_bytes > before
     }
 
     /// Add `[start, end)` to `sacked_ranges`, merging with overlapping or touching ranges.
     fn remember_sacked(&mut self, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
         let r = &mut self.sacked_ranges;
         let i = r.partition_point(|x| x.1 < start);
         let mut j = i;
