@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: setup develop run test test-rust test-python bench bench-ns3 clean
+.PHONY: setup develop run test test-rust test-python bench bench-scaling bench-ns3 clean
 
 # The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
 $(BIN)/.deps: pyproject.toml
@@ -44,6 +44,11 @@ bench: develop
 bench-ns3: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/ns3/run.py $(BENCH_NS3_ARGS)
+
+# Speed against flows (9..9000) and bottleneck rate (10 Mbit/s..10 Gbit/s); minutes, not CI.
+bench-scaling: develop
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	$(BIN)/python bench/scaling.py
 
 clean:
 	rm -rf $(VENV) target results

@@ -733,6 +733,17 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: usize, pkt: Packet) {
+        let link = &mut self.links[l];
+        // An idle link with an empty DropTail queue sends the packet at once; the queue only
+        // counts it (see `Queue::pass_through`). Same events, same order as the long way.
+        let pkt = if !link.tx_pending && self.now >= link.busy_until {
+            match link.queue.pass_through(self.now, pkt) {
+                Ok(p) => return self.transmit(l, p),
+                Err(p) => p,
+            }
+        } else {
+            pkt
+        };
         self.links[l].queue.enqueue(self.now, pkt, &mut self.queue_events);
         self.account_queue_events(l);
         self.kick(l);
@@ -756,45 +767,51 @@ impl Simulation {
 
     /// The transmitter is free: take the next packet and put it on the wire.
     fn start_tx(&mut self, l: usize) {
+        if let Some(pkt) = self.links[l].queue.dequeue(self.now, &mut self.queue_events) {
+            self.transmit(l, pkt);
+        }
+        self.account_queue_events(l);
+        self.arm_queue(l);
+    }
+
+    /// Serialize `pkt` on link `l` from now on (the transmitter is free) and put it on the
+    /// wire, or lose it to a wire error.
+    fn transmit(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
         let link = &mut self.links[l];
         let mut lost_datagram = None;
-        if let Some(pkt) = link.queue.dequeue(now, &mut self.queue_events) {
-            let done = now + tx_time(pkt.size, link.rate_bps);
-            link.busy_until = done;
-            let measuring = now >= self.warmup;
+        let done = now + tx_time(pkt.size, link.rate_bps);
+        link.busy_until = done;
+        let measuring = now >= self.warmup;
+        if measuring {
+            link.tx_bytes += pkt.size as u64;
+        }
+        if link.loss > 0.0 && link.rng.chance(link.loss) {
+            link.total_losses += 1;
+            let fs = &mut self.flow_stats[pkt.flow as usize];
+            fs.total_lost += 1;
             if measuring {
-                link.tx_bytes += pkt.size as u64;
+                link.losses += 1;
+                fs.link_losses += 1;
             }
-            if link.loss > 0.0 && link.rng.chance(link.loss) {
-                link.total_losses += 1;
-                let fs = &mut self.flow_stats[pkt.flow as usize];
-                fs.total_lost += 1;
-                if measuring {
-                    link.losses += 1;
-                    fs.link_losses += 1;
-                }
-                if pkt.kind.is_datagram() {
-                    lost_datagram = Some((pkt.flow as usize, pkt.seq));
-                }
-            } else {
-                let arrive = done + link.delay;
-                if link.wire.is_empty() {
-                    self.events.push(arrive, Event::Arrive(l as u32));
-                }
-                link.wire.push_back((arrive, pkt));
-                self.inv.wire_enter(l, now, arrive, &pkt);
+            if pkt.kind.is_datagram() {
+                lost_datagram = Some((pkt.flow as usize, pkt.seq));
             }
-            if link.queue.len_packets() > 0 {
-                link.tx_pending = true;
-                self.events.push(done, Event::TxDone(l as u32));
+        } else {
+            let arrive = done + link.delay;
+            if link.wire.is_empty() {
+                self.events.push(arrive, Event::Arrive(l as u32));
             }
+            link.wire.push_back((arrive, pkt));
+            self.inv.wire_enter(l, now, arrive, &pkt);
+        }
+        if link.queue.len_packets() > 0 {
+            link.tx_pending = true;
+            self.events.push(done, Event::TxDone(l as u32));
         }
         if let Some((f, seq)) = lost_datagram {
             self.lose_datagram(f, seq);
         }
-        self.account_queue_events(l);
-        self.arm_queue(l);
     }
 
     /// Datagram `seq` of flow `f` was lost in the network: its message is lost on the network

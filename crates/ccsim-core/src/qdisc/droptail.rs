@@ -42,6 +42,12 @@ impl DropTail {
         Self::new(Size::Packets(n))
     }
 
+    /// True if `pkt` would be accepted now.
+    #[inline]
+    pub fn admits(&self, pkt: &Packet) -> bool {
+        self.fits(pkt)
+    }
+
     fn fits(&self, pkt: &Packet) -> bool {
         match self.limit {
             Size::Packets(n) => (self.fifo.len() as u64) < n,
@@ -51,6 +57,7 @@ impl DropTail {
 }
 
 impl QueueDisc for DropTail {
+    #[inline]
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         if self.fits(&pkt) {
             self.bytes += pkt.size as u64;
@@ -60,6 +67,7 @@ impl QueueDisc for DropTail {
         }
     }
 
+    #[inline]
     fn dequeue(&mut self, _ctx: &mut QdiscCtx) -> Option<Packet> {
         let pkt = self.fifo.pop_front()?;
         self.bytes -= pkt.size as u64;
@@ -72,6 +80,11 @@ impl QueueDisc for DropTail {
 
     fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn take_droptail(&mut self) -> Option<DropTail> {
+        let empty = DropTail::new(self.limit);
+        Some(std::mem::replace(self, empty))
     }
 }
 

@@ -105,6 +105,13 @@ pub struct TcpSender {
     rwnd: u64,
 
     scoreboard: VecDeque<Segment>,
+    /// The byte ranges SACKed so far above `snd_una`, sorted and disjoint: their segments are
+    /// all marked, so a SACK block is applied by visiting only what lies outside them.
+    sacked_ranges: Vec<(u64, u64)>,
+    /// Retransmissions in the order they were sent, as (seq, send time); entries whose
+    /// segment was since acknowledged, SACKed or sent again are stale and skipped. Lets the
+    /// lost-retransmission check look only at the oldest ones instead of the whole window.
+    retx_order: VecDeque<(u64, Time)>,
     sacked_bytes: u64,
     lost_bytes: u64,
     retrans_bytes: u64,
@@ -190,6 +197,8 @@ impl TcpSender {
             snd_nxt: 0,
             app_end: 0,
             scoreboard: VecDeque::new(),
+            sacked_ranges: Vec::new(),
+            retx_order: VecDeque::new(),
             sacked_bytes: 0,
             lost_bytes: 0,
             retrans_bytes: 0,
@@ -325,17 +334,67 @@ impl TcpSender {
     }
 
     /// Apply the SACK blocks of `pkt` (RFC 6675 `Update()`); true if anything new was SACKed.
+    /// A segment is SACKed when a block covers it whole. Blocks repeat what earlier ACKs
+    /// reported, so only the parts of a block outside `sacked_ranges` are visited: the cost is
+    /// the newly SACKed segments, not the size of the blocks. (Segments keep their boundaries
+    /// when retransmitted, so a segment inside the remembered ranges was inside one block.)
     fn update_sack(&mut self, pkt: &Packet) -> bool {
         let before = self.sacked_bytes;
         for b in &pkt.sack[..pkt.sack_len as usize] {
             let (start, end) = (pkt.ack + b.start as u64, pkt.ack + b.end as u64);
-            let mut i = self.scoreboard.partition_point(|s| s.seq < start);
-            while i < self.scoreboard.len() && self.scoreboard[i].end() <= end {
-                self.mark_sacked(i);
-                i += 1;
+            if end <= start {
+                continue;
             }
+            let mut lo = start;
+            let mut k = self.sacked_ranges.partition_point(|r| r.1 <= lo);
+            while lo < end {
+                let gap_end = match self.sacked_ranges.get(k) {
+                    Some(&(rs, re)) if rs <= lo => {
+                        lo = re;
+                        k += 1;
+                        continue;
+                    }
+                    Some(&(rs, _)) => rs.min(end),
+                    None => end,
+                };
+                // Segments overlapping the uncovered part [lo, gap_end) of the block.
+                let mut i = self.scoreboard.partition_point(|s| s.end() <= lo);
+                while i < self.scoreboard.len() && self.scoreboard[i].seq < gap_end {
+                    let s = &self.scoreboard[i];
+                    if s.seq >= start && s.end() <= end {
+                        self.mark_sacked(i);
+                    }
+                    i += 1;
+                }
+                lo = gap_end;
+            }
+            // Only what has been sent is remembered: a (malformed) block beyond SND.NXT must
+            // not hide segments sent later from the blocks that will cover them.
+            self.remember_sacked(start, end.min(self.snd_nxt));
         }
         self.sacked_bytes > before
+    }
+
+    /// Add `[start, end)` to `sacked_ranges`, merging with overlapping or touching ranges.
+    fn remember_sacked(&mut self, start: u64, end: u64) {
+        if end <= start {
+            return;
+        }
+        let r = &mut self.sacked_ranges;
+        let i = r.partition_point(|x| x.1 < start);
+        let mut j = i;
+        let (mut s, mut e) = (start, end);
+        while j < r.len() && r[j].0 <= end {
+            s = s.min(r[j].0);
+            e = e.max(r[j].1);
+            j += 1;
+        }
+        if j == i {
+            r.insert(i, (s, e));
+        } else {
+            r[i] = (s, e);
+            r.drain(i + 1..j);
+        }
     }
 
     /// RFC 6675 `IsLost`: a segment is lost once `DupThresh` SACKed segments lie above it.
@@ -380,21 +439,22 @@ impl TcpSender {
     /// retransmission that starts a recovery goes out with the reduced window).
     fn mark_lost_retransmissions(&mut self) -> bool {
         let reo_wnd = self.rtt.min_rtt.unwrap_or(0) / 4;
-        let mut remaining = self.retrans_bytes;
         let mut after_reduction = false;
-        let mut i = 0;
-        while remaining > 0 && i < self.scoreboard.len() {
-            let s = &mut self.scoreboard[i];
-            if s.retrans && !s.sacked {
-                remaining -= s.len as u64;
-                if s.xmit_time + reo_wnd < self.delivered_xmit_time {
-                    s.retrans = false;
-                    self.retrans_bytes -= s.len as u64;
-                    self.retx_hint = self.retx_hint.min(s.seq);
-                    after_reduction |= s.xmit_time >= self.reduced_at;
-                }
+        // `delivered_xmit_time` only grows and the reordering window only shrinks, so the
+        // retransmissions found lost are always the oldest ones: pop them from the front.
+        while let Some(&(seq, sent)) = self.retx_order.front() {
+            if sent + reo_wnd >= self.delivered_xmit_time {
+                break;
             }
-            i += 1;
+            self.retx_order.pop_front();
+            let Some(i) = self.index_of(seq) else { continue }; // acknowledged meanwhile
+            let s = &mut self.scoreboard[i];
+            if s.retrans && !s.sacked && s.xmit_time == sent {
+                s.retrans = false;
+                self.retrans_bytes -= s.len as u64;
+                self.retx_hint = self.retx_hint.min(s.seq);
+                after_reduction |= sent >= self.reduced_at;
+            }
         }
         after_reduction
     }
@@ -457,6 +517,11 @@ impl TcpSender {
     /// Retransmit the segment at index `i` regardless of the window.
     fn retransmit(&mut self, i: usize, cx: &mut Cx) {
         self.mark_lost(i);
+        if self.retrans_bytes == 0 {
+            // No retransmission is outstanding: every remembered one is stale.
+            self.retx_order.clear();
+        }
+        self.retx_order.push_back((self.scoreboard[i].seq, cx.now));
         let s = &mut self.scoreboard[i];
         if !s.retrans {
             s.retrans = true;
@@ -472,6 +537,12 @@ impl TcpSender {
     /// Segments held by a backoff are skipped; the hint may pass them, and
     /// [`TcpSender::release_holds`] moves it back when their hold ends.
     fn next_lost(&mut self, now: Time) -> Option<usize> {
+        if self.lost_bytes == 0 {
+            // Nothing is lost and un-SACKed (the common case, checked on every transmission).
+            // The hint is left where it is: a lower start finds the same segment, since
+            // whatever makes a segment below it eligible again also lowers the hint.
+            return None;
+        }
         let mut i = self.scoreboard.partition_point(|s| s.seq < self.retx_hint);
         let frontier = self.lost_frontier.max(self.notice_frontier);
         while i < self.scoreboard.len() {
@@ -580,6 +651,8 @@ impl TcpSender {
                 self.cc.on_rtt_sample(&self.st, r);
             }
             self.remove_acked(ack);
+            let gone = self.sacked_ranges.partition_point(|r| r.1 <= ack);
+            self.sacked_ranges.drain(..gone);
             self.snd_una = ack;
             self.dupacks = 0;
             self.retx_hint = self.retx_hint.max(ack);
@@ -791,6 +864,7 @@ impl TcpSender {
         // Everything not SACKed is presumed lost and no retransmission is still in flight;
         // the SACK information is kept (RFC 6675 §5.1).
         self.retrans_bytes = 0;
+        self.retx_order.clear();
         for i in 0..self.scoreboard.len() {
             self.scoreboard[i].retrans = false;
             self.scoreboard[i].hold_until = 0;
@@ -1436,6 +1510,7 @@ mod tests {
         assert!(sent[1..].iter().all(|p| p.flags & FLAG_CWR == 0));
         assert!(sent.iter().all(|p| p.ecn == Ecn::Ect0));
     }
+
     /// A broken algorithm: its growth hook collapses the window to `to` bytes.
     struct Collapse(u64);
     impl CongestionControl for Collapse {
@@ -1462,5 +1537,65 @@ mod tests {
         let mut h = Harness::with_cc(2, false, Box::new(Collapse(999)));
         h.send();
         h.ack(1, &[], 0);
+    }
+
+    #[test]
+    fn sack_marking_equals_the_naive_rule_under_random_blocks() {
+        // Oracle: a segment is SACKed iff some block received so far covered it whole
+        // (RFC 6675 Update()). Random receivers: each ACK reports the runs of a random set of
+        // received segments above a random cumulative ACK, in random order, up to three.
+        let mut rng = Rng::stream(7, Stream::Flow(0));
+        for _round in 0..20 {
+            let mut h = Harness::new(60, true);
+            h.s.st.ssthresh = 1 << 40;
+            h.send();
+            let mut received = [false; 60];
+            let mut covered = [false; 60];
+            let mut cum = 0u64;
+            for _ in 0..80 {
+                received[rng.range_u64(0, 60) as usize] = true;
+                if rng.chance(0.1) {
+                    while cum < 60 && received[cum as usize] {
+                        cum += 1;
+                    }
+                }
+                let mut runs = vec![];
+                let mut k = cum;
+                while k < 60 {
+                    if received[k as usize] {
+                        let a = k;
+                        while k < 60 && received[k as usize] {
+                            k += 1;
+                        }
+                        runs.push((a, k));
+                    } else {
+                        k += 1;
+                    }
+                }
+                // A random choice of at most three runs, in random order.
+                let mut blocks = vec![];
+                while !runs.is_empty() && blocks.len() < 3 {
+                    let j = rng.range_u64(0, runs.len() as u64) as usize;
+                    blocks.push(runs.swap_remove(j));
+                }
+                for &(a, b) in &blocks {
+                    for c in &mut covered[a as usize..b as usize] {
+                        *c = true;
+                    }
+                }
+                let before = h.s.snd_una;
+                h.ack(cum, &blocks, 0);
+                assert!(h.s.snd_una >= before);
+                let mut sacked_bytes = 0;
+                for seg in h.s.scoreboard.iter() {
+                    let n = (seg.seq / 1000) as usize;
+                    assert_eq!(seg.sacked, n < 60 && covered[n], "segment {n}");
+                    if seg.sacked {
+                        sacked_bytes += seg.len as u64;
+                    }
+                }
+                assert_eq!(h.s.sacked_bytes, sacked_bytes);
+            }
+        }
     }
 }
