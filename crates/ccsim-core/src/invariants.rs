@@ -179,9 +179,13 @@ impl Invariants {
 #[inline(always)]
 pub fn flow_conservation<'a>(now: Time, seed: u64, flows: &[FlowStats], links: &[LinkDir], elsewhere: impl Iterator<Item = &'a Packet>) {
     #[cfg(debug_assertions)]
-    {
-        let mut on_wires = vec![0u64; flows.len()];
-        let mut other = vec![0u64; flows.len()];
+    SCRATCH.with(|scratch| {
+        // Reused counters: the check itself must not allocate in steady state (alloc_free.rs).
+        let (on_wires, other) = &mut *scratch.borrow_mut();
+        on_wires.clear();
+        on_wires.resize(flows.len(), 0);
+        other.clear();
+        other.resize(flows.len(), 0);
         for l in links {
             for (_, p) in &l.wire {
                 if let Some(c) = on_wires.get_mut(p.flow as usize) {
@@ -208,9 +212,15 @@ pub fn flow_conservation<'a>(now: Time, seed: u64, flows: &[FlowStats], links: &
                 );
             }
         }
-    }
+    });
     #[cfg(not(debug_assertions))]
     let _ = (now, seed, flows, links, elsewhere);
+}
+
+#[cfg(debug_assertions)]
+thread_local! {
+    /// Per-flow counters of `flow_conservation` (on wires, elsewhere), kept between calls.
+    static SCRATCH: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// The `Queue` wrapper's debug-only checks: which flows' packets it holds, and its limit.
