@@ -954,7 +954,12 @@ def _pareto_figure(cmp: Comparison) -> str:
         front = set(ok[k] for k in pareto_front([(xs[i], ys[i]) for i in ok], True, more_better))
         for i in ok:
             on = i in front
-            ax.errorbar(xs[i], ys[i], xerr=xe[i], yerr=ye[i], fmt="o", ms=7 if on else 5,
+            # Intervals drawn within each metric's range (utilization 0..100 %, Jain 0..1,
+            # delay >= 0): a t interval over few seeds can reach past what is possible.
+            y_hi = 1.0 if metric == "jain" else math.inf
+            xerr = [[min(xe[i], xs[i])], [min(xe[i], max(0.0, 100.0 - xs[i]))]]
+            yerr = [[min(ye[i], ys[i])], [min(ye[i], max(0.0, y_hi - ys[i]))]]
+            ax.errorbar(xs[i], ys[i], xerr=xerr, yerr=yerr, fmt="o", ms=7 if on else 5,
                         color="tab:red" if on else "tab:gray", alpha=0.9, capsize=2)
             ax.annotate(f"{t.loc[i, 'cc']}+{t.loc[i, 'queue']}", (xs[i], ys[i]), fontsize=7,
                         xytext=(3, 3), textcoords="offset points")
