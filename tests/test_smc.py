@@ -373,8 +373,16 @@ def test_cli_estimates_and_writes_the_first_passage(write_toml, tmp_path) -> Non
     assert "185 runs" in proc.stdout and "Clopper-Pearson" in proc.stdout
     summary = json.loads((out / "smc.json").read_text())
     assert summary["runs"] == 185 and summary["mode"] == "estimate"
+    assert "wall_time_s" not in summary and json.loads((out / "timing.json").read_text())["wall_time_s"] > 0
     for name in ("outcomes.parquet", "first_passage.csv", "first_passage.png"):
         assert (out / name).stat().st_size > 0
+    # The same query and seed again, on one process: the result files are byte-identical.
+    again = tmp_path / "again"
+    proc = run_cli("smc", str(path), "--query", "Pr[<=1](<> queue.h1->h2.length > 0)", "--epsilon", "0.1",
+                   "--jobs", "1", "--out", str(again), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("smc.json", "outcomes.parquet", "first_passage.csv"):
+        assert (out / name).read_bytes() == (again / name).read_bytes(), name
 
 
 def test_cli_tests_a_bound_and_rejects_bad_queries(write_toml) -> None:

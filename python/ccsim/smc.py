@@ -940,7 +940,6 @@ class SmcResult:
             "estimate": self.estimate, "confidence": 1.0 - self.alpha, "clopper_pearson": [lo, hi],
             "alpha": self.alpha, "epsilon": self.epsilon, "chernoff_interval": self.chernoff_interval,
             "planned_runs": self.planned_runs, "random_elements": self.random_elements,
-            "wall_time_s": self.wall_time_s, "executor": self.where,
         }
         if self.mode == "test":
             out.update(comparison=self.comparison, p0=self.p0, delta=self.delta, beta=self.beta,
@@ -973,7 +972,13 @@ class SmcResult:
         directory.mkdir(parents=True, exist_ok=True)
         written = []
         path = directory / "smc.json"
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(path)
+        # Wall time and where it ran depend on the machine, not the model: kept apart, so the
+        # result files of the same query and seed are byte-identical (as a sweep's timing.json).
+        path = directory / "timing.json"
+        path.write_text(json.dumps({"wall_time_s": self.wall_time_s, "executor": self.where}, indent=2) + "\n",
+                        encoding="utf-8")
         written.append(path)
         path = directory / "outcomes.parquet"
         self.outcomes.to_parquet(path, index=False)
