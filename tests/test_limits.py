@@ -73,6 +73,8 @@ def test_a_modest_scenario_passes_and_max_memory_decides() -> None:
     proc = run_cli("run", str(FLAGSHIP), "--quiet", "--set", "simulation.duration=2s", "--set", "simulation.warmup=1s",
                    "--max-memory", "4GiB")
     assert proc.returncode == 0, proc.stderr
+    proc = run_cli("smc", str(FLAGSHIP), "--query", "Pr[<=1](<> ncs.itae > 1)", "--runs", "2", "--max-memory", "1MiB")
+    assert proc.returncode == 2 and "more than the budget of 1 MiB (--max-memory)" in proc.stderr, proc.stderr
     proc = run_cli("run", str(FLAGSHIP), "--max-memory", "lots")
     assert proc.returncode == 2 and "--max-memory" in proc.stderr and "Traceback" not in proc.stderr
 

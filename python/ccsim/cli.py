@@ -142,6 +142,7 @@ def _add_sweep_commands(commands: Any) -> None:
     smc.add_argument("--seed", type=_seed, help="master seed (replaces simulation.seed); run i's seed derives from it")
     smc.add_argument("--trace-interval", metavar="TIME", help="sampling interval of the queue/cwnd series (default 10ms)")
     _add_set_option(smc)
+    _add_memory_option(smc)
     _add_executor_options(smc)
     smc.add_argument("--out", metavar="DIR", help="write smc.json, outcomes.parquet, first_passage.csv and .png here")
     smc.add_argument("--vocabulary", action="store_true", help="list the names a query can use on this scenario")
@@ -635,6 +636,7 @@ def _cmd_smc(args: argparse.Namespace) -> int:
     if args.test and query.comparison is None:
         raise ScenarioError("", "--test", "a test needs a probability bound in the query, e.g. "
                             f"'{args.query} >= 0.1'")
+    _load_within_memory(args)  # each run must fit (checked once: every run has the same size)
     try:
         result = smc.check(args.file, query, epsilon=args.epsilon, alpha=args.alpha, runs=args.runs,
                            delta=args.delta, beta=args.beta, max_runs=args.max_runs, seed=args.seed,
