@@ -134,13 +134,24 @@ impl EventQueue {
             if first >= n {
                 break;
             }
-            let kids = &heap[first..(first + ARITY).min(n)];
-            let (mut m, mut min) = (0, kids[0].key);
-            for (j, c) in kids.iter().enumerate().skip(1) {
-                if c.key < min {
-                    (m, min) = (j, c.key);
+            let (m, min) = if first + ARITY <= n {
+                // All four children exist (the common case): a two-round tournament, fewer
+                // dependent compares than a scan. Ties go to the lower index, as in the scan,
+                // though keys are unique anyway (the sequence number).
+                let k = &heap[first..first + ARITY];
+                let (a, ka) = if k[1].key < k[0].key { (1, k[1].key) } else { (0, k[0].key) };
+                let (b, kb) = if k[3].key < k[2].key { (3, k[3].key) } else { (2, k[2].key) };
+                if kb < ka { (b, kb) } else { (a, ka) }
+            } else {
+                let kids = &heap[first..n];
+                let (mut m, mut min) = (0, kids[0].key);
+                for (j, c) in kids.iter().enumerate().skip(1) {
+                    if c.key < min {
+                        (m, min) = (j, c.key);
+                    }
                 }
-            }
+                (m, min)
+            };
             if last.key <= min {
                 break;
             }
