@@ -413,6 +413,7 @@ impl Simulation {
             wire: Default::default(),
             rng: Rng::stream(cfg.seed, Stream::Link(index)),
             tx_bytes: 0,
+            busy_ns: 0,
             losses: 0,
             total_losses: 0,
         })
@@ -786,6 +787,9 @@ impl Simulation {
         if measuring {
             link.tx_bytes += pkt.size as u64;
         }
+        if done > self.warmup {
+            link.busy_ns += done - now.max(self.warmup);
+        }
         if link.loss > 0.0 && link.rng.chance(link.loss) {
             link.total_losses += 1;
             let fs = &mut self.flow_stats[pkt.flow as usize];
@@ -1032,7 +1036,13 @@ impl Simulation {
                     p50_sojourn_s: s.sojourn_hist.quantile(0.5).map_or(0.0, |v| v / 1e9),
                     p99_sojourn_s: s.sojourn_hist.quantile(0.99).map_or(0.0, |v| v / 1e9),
                     tx_bytes: l.tx_bytes,
-                    utilization: if window > 0 { l.tx_bytes as f64 * 8.0 / (l.rate_bps as f64 * window_s) } else { 0.0 },
+                    // Busy time inside [warm-up, now]: the part of a transmission still in
+                    // progress at `now` is not in the window yet.
+                    utilization: if window > 0 {
+                        l.busy_ns.saturating_sub(l.busy_until.saturating_sub(now.max(self.warmup))) as f64 / window as f64
+                    } else {
+                        0.0
+                    },
                     link_losses: l.losses,
                 }
             })

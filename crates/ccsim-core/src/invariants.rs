@@ -406,6 +406,7 @@ mod tests {
             wire: Default::default(),
             rng: Rng::stream(1, Stream::Link(0)),
             tx_bytes: 0,
+            busy_ns: 0,
             losses: 0,
             total_losses: 0,
         }

@@ -199,7 +199,8 @@ pub struct QueueResult {
     pub p99_sojourn_s: f64,
     /// Bytes transmitted on the link.
     pub tx_bytes: u64,
-    /// `tx_bytes * 8 / (rate * window)`.
+    /// Fraction of the measured window the transmitter was busy (at most 1; equals
+    /// `tx_bytes * 8 / (rate * window)` up to the transmissions cut by the window's edges).
     pub utilization: f64,
     /// Packets lost on the wire by random errors.
     pub link_losses: u64,

@@ -115,6 +115,24 @@ fn one_newreno_flow_fills_a_one_bdp_buffered_link() {
 }
 
 #[test]
+fn utilization_is_busy_time_over_the_window_even_when_its_edges_cut_a_packet() {
+    // A 200-packet buffer (8 BDP) never drains once NewReno has filled it, so the bottleneck
+    // is busy for the whole window: utilization exactly 1. The window's edges fall inside a
+    // 1.2 ms transmission; counting whole packets by their start would give 1 +- 1.2/2000.
+    let mut cfg = dumbbell(1, 10_000_000, 8 * MS, droptail(200), 1_000_000_000, |_| MS);
+    cfg.flows.push(bulk_tcp(1, 0, "newreno"));
+    cfg.warmup_ns = 5 * SEC + 333 * US;
+    cfg.duration_ns = 7 * SEC + 777 * US;
+    let (_, r) = run(&cfg);
+    let q = &r.queues[0];
+    assert_eq!(q.utilization, 1.0, "tx_bytes {}", q.tx_bytes);
+    // Bytes counted by transmission start differ from busy time by less than a packet per edge.
+    let window_s = (cfg.duration_ns - cfg.warmup_ns) as f64 / 1e9;
+    let by_bytes = q.tx_bytes as f64 * 8.0 / (10e6 * window_s);
+    assert!((by_bytes - 1.0).abs() < 2.0 * 1500.0 * 8.0 / (10e6 * window_s), "{by_bytes}");
+}
+
+#[test]
 fn four_flows_with_equal_rtts_share_fairly() {
     let mut cfg = dumbbell(4, 10_000_000, 5 * MS, droptail(50), 100_000_000, |_| 5 * MS);
     cfg.duration_ns = 60 * SEC;

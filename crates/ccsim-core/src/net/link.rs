@@ -37,8 +37,13 @@ pub struct LinkDir {
     pub wire: VecDeque<(Time, Packet)>,
     /// Random stream for wire errors.
     pub rng: Rng,
-    /// Bytes transmitted in the measured window.
+    /// Bytes of the packets whose transmission started in the measured window.
     pub tx_bytes: u64,
+    /// Time the transmitter was busy from the start of the measured window on (ns), counting
+    /// a transmission in progress at the warm-up boundary from the boundary and one in
+    /// progress at the end in full (`results` takes off the part after the end): utilization
+    /// is exactly busy time over the window, never above 1.
+    pub busy_ns: u64,
     /// Packets lost on the wire in the measured window.
     pub losses: u64,
     /// Whole run: packets lost on the wire.
