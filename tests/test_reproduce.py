@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,16 @@ def test_dedu_quick_writes_table_i_and_figures_and_resumes(tmp_path: Path) -> No
     # Finished runs are reused: a second call simulates nothing.
     report = reproduce.reproduce("dedu-ncs", out, quick=True, progress=False)
     assert "4 runs, 0 simulated now" in report.read_text()
+    # ... but not a run whose saved identity (scenario, seed, engine build) differs: as after a
+    # rebuilt engine or an edited scenario, it is simulated again, the others are reused.
+    saved_files = sorted((out / "runs-quick").glob("*.json"))
+    stale = json.loads(saved_files[0].read_text())
+    stale["identity"] = "an older engine"
+    saved_files[0].write_text(json.dumps(stale))
+    saved_files[1].write_text("{truncated")
+    report = reproduce.reproduce("dedu-ncs", out, quick=True, progress=False)
+    assert "4 runs, 2 simulated now" in report.read_text()
+    assert json.loads(saved_files[0].read_text())["identity"] != "an older engine"
 
 
 def test_unknown_paper_is_a_key_error() -> None:

@@ -13,6 +13,8 @@ Adding a paper: a module with ``PAPER = Paper(...)`` and a line in ``_MODULES``.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import json
 import os
@@ -130,6 +132,35 @@ def _execute(run: Run) -> tuple[dict[str, Any], dict[str, Any], float]:
     return result.raw, result.config, result.wall_time_s
 
 
+@functools.lru_cache(maxsize=1)
+def engine_fingerprint() -> str:
+    """SHA-256 of the compiled engine (the ``_core`` extension module): any rebuild that
+    changes the engine changes it."""
+    from ccsim import _core
+
+    digest = hashlib.sha256()
+    with open(_core.__file__, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _identity(run: Run) -> str:
+    """What a saved run must match to be reused: its scenario, its seed and the engine build."""
+    text = json.dumps({"scenario": run.scenario, "seed": run.seed, "engine": engine_fingerprint()},
+                      sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _load_saved(path: Path) -> dict[str, Any] | None:
+    """A saved run, or None when there is none or it is unreadable (then it is simply rerun)."""
+    try:
+        saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
 def _write_atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -158,16 +189,19 @@ def reproduce(
         raise ValueError(f"paper {paper_id}: duplicate run keys")
     done: dict[str, Any] = {}
     todo = []
+    identity = {r.key: _identity(r) for r in runs}
     for r in runs:
         path = runs_dir / f"{r.key}.json"
-        if path.exists():
-            saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = _load_saved(path)
+        # Reused only when the same scenario and seed ran on the same engine build: a changed
+        # scenario file or a rebuilt engine reruns it rather than reporting stale numbers.
+        if saved is not None and saved.get("identity") == identity[r.key]:
             done[r.key] = Result(saved["raw"], saved["config"], saved["wall_time_s"])
         else:
             todo.append(r)
     started = time.perf_counter()
     if todo:
-        _run_all(todo, runs_dir, done, jobs, progress, f"{paper_id}{' (quick)' if quick else ''}")
+        _run_all(todo, runs_dir, done, jobs, progress, f"{paper_id}{' (quick)' if quick else ''}", identity)
     wall = time.perf_counter() - started
     artifacts = Artifacts(out, jobs=jobs)
     p.analyze(done, artifacts, quick)
@@ -182,7 +216,7 @@ def reproduce(
 
 
 def _run_all(todo: Iterable[Run], runs_dir: Path, done: dict[str, Any], jobs: int | None,
-             progress: bool, label: str) -> None:
+             progress: bool, label: str, identity: Mapping[str, str]) -> None:
     """Simulate ``todo`` on a process pool, saving each finished run as it completes."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -202,7 +236,8 @@ def _run_all(todo: Iterable[Run], runs_dir: Path, done: dict[str, Any], jobs: in
                     r = pending.pop(fut)
                     raw, config, wall = fut.result()
                     _write_atomic(runs_dir / f"{r.key}.json",
-                                  json.dumps({"raw": raw, "config": config, "wall_time_s": wall}))
+                                  json.dumps({"identity": identity[r.key], "raw": raw, "config": config,
+                                              "wall_time_s": wall}))
                     done[r.key] = Result(raw, config, wall)
                     bar.advance(task)
         except BaseException:
