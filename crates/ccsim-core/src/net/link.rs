@@ -14,29 +14,22 @@ use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 
 /// One direction of a link.
+///
+/// `repr(C)` keeps the declared order: what every transmission and arrival touches comes
+/// first and lies together (a few cache lines with the queue's hot part), the name and the
+/// whole-run counters last.
+#[repr(C)]
 pub struct LinkDir {
-    /// `from->to`.
-    pub name: String,
-    /// Transmitting node.
-    pub from: u32,
-    /// Receiving node.
-    pub to: u32,
+    /// The transmitter is busy until this time.
+    pub busy_until: Time,
     /// Transmission rate (bit/s).
     pub rate_bps: u64,
     /// Propagation delay.
     pub delay: Time,
     /// Probability that a packet is lost on the wire.
     pub loss: f64,
-    /// The output queue.
-    pub queue: Queue,
-    /// The transmitter is busy until this time.
-    pub busy_until: Time,
-    /// A `TxDone` event is scheduled.
-    pub tx_pending: bool,
     /// Packets propagating, in arrival order.
     pub wire: VecDeque<(Time, Packet)>,
-    /// Random stream for wire errors.
-    pub rng: Rng,
     /// Bytes of the packets whose transmission started in the measured window.
     pub tx_bytes: u64,
     /// Time the transmitter was busy from the start of the measured window on (ns), counting
@@ -44,8 +37,20 @@ pub struct LinkDir {
     /// progress at the end in full (`results` takes off the part after the end): utilization
     /// is exactly busy time over the window, never above 1.
     pub busy_ns: u64,
+    /// Transmitting node.
+    pub from: u32,
+    /// Receiving node.
+    pub to: u32,
+    /// A `TxDone` event is scheduled.
+    pub tx_pending: bool,
+    /// The output queue.
+    pub queue: Queue,
+    /// Random stream for wire errors.
+    pub rng: Rng,
     /// Packets lost on the wire in the measured window.
     pub losses: u64,
     /// Whole run: packets lost on the wire.
     pub total_losses: u64,
+    /// `from->to`.
+    pub name: String,
 }

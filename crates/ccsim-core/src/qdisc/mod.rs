@@ -247,27 +247,28 @@ pub static QUEUES: &[QueueModel] = &[
 
 /// Statistics of a queue over the measured window (and whole-run totals for invariants).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct QueueStats {
+    // What every packet touches first (`repr(C)` keeps this order), the integrals and rarer
+    // counters after.
+    /// Whole run: packets accepted in, sent out, dropped (for the conservation identity).
+    pub total_in: u64,
+    /// Whole run departures.
+    pub total_out: u64,
     /// Packets offered (measured window).
     pub arrivals: u64,
     /// Packets handed to the link.
     pub departures: u64,
-    /// Packets dropped (any reason).
-    pub drops: u64,
-    /// Of which AQM early drops.
-    pub early_drops: u64,
-    /// Packets ECN-marked.
-    pub marks: u64,
-    /// Sum and maximum of sojourn times of departures (ns).
-    pub sojourn_sum: u128,
-    /// Largest sojourn time (ns).
-    pub sojourn_max: Time,
     /// Sojourn time of the latest departure (ns), for sampled traces.
     pub last_sojourn: Time,
-    /// Sojourn times of departures (measured window), for quantiles.
-    pub sojourn_hist: sojourn::SojournHistogram,
     /// Largest length seen (packets).
     pub max_len_pkts: u64,
+    /// Sojourn times of departures (measured window), for quantiles.
+    pub sojourn_hist: sojourn::SojournHistogram,
+    /// Largest sojourn time (ns).
+    pub sojourn_max: Time,
+    /// Sum and maximum of sojourn times of departures (ns).
+    pub sojourn_sum: u128,
     /// Integral of length over time: packets*ns, packets^2*ns, bytes*ns, bytes^2*ns.
     pub area_pkts: u128,
     /// See `area_pkts`.
@@ -276,24 +277,28 @@ pub struct QueueStats {
     pub area_bytes: u128,
     /// See `area_pkts`.
     pub area_bytes_sq: u128,
-    /// Whole run: packets accepted in, sent out, dropped (for the conservation identity).
-    pub total_in: u64,
-    /// Whole run departures.
-    pub total_out: u64,
+    /// Packets dropped (any reason).
+    pub drops: u64,
+    /// Of which AQM early drops.
+    pub early_drops: u64,
+    /// Packets ECN-marked.
+    pub marks: u64,
     /// Whole run drops.
     pub total_dropped: u64,
 }
 
 /// An output queue: a discipline plus the statistics kept for it.
+#[repr(C)]
 pub struct Queue {
-    /// Registered name of the discipline.
-    pub kind: &'static str,
+    // Declared order kept (`repr(C)`): the discipline and the per-packet fields first.
     disc: Disc,
-    rng: Rng,
     measure_from: Time,
     last_change: Time,
     /// Statistics.
     pub stats: QueueStats,
+    rng: Rng,
+    /// Registered name of the discipline.
+    pub kind: &'static str,
     /// Debug-build invariant checks (zero-sized in release; see `invariants.rs`).
     pub check: QueueCheck,
 }

@@ -632,7 +632,14 @@ impl TcpSender {
         // Linux's `ca_rtt`: from the newest segment this ACK covers, which triggered it, so
         // the receiver's delayed-ACK wait is left out; only for a segment sent once and not
         // SACKed before (whose arrival this ACK then reports).
-        let newest = self.scoreboard.partition_point(|s| s.end() <= ack);
+        // The scoreboard is in sequence order from SND.UNA, so the segments this ACK covers
+        // are its first ones: counting them from the front costs the segments acknowledged
+        // (which `remove_acked` visits anyway) instead of a binary search over the window,
+        // whose probes land on cold cache lines. Same index as `partition_point`.
+        let mut newest = 0;
+        while newest < self.scoreboard.len() && self.scoreboard[newest].end() <= ack {
+            newest += 1;
+        }
         let rtt_last = newest
             .checked_sub(1)
             .map(|i| self.scoreboard[i])
