@@ -217,6 +217,23 @@ def test_control_objective_scores_each_run_by_its_itae_and_queueing_delay(tmp_pa
     assert "the scenario has no random element" in proc.stdout
 
 
+def test_a_dask_cluster_ranks_exactly_as_local_processes(tmp_path: Path) -> None:
+    # The same comparison on two local processes and on a Dask cluster with two worker
+    # processes: the same runs (common seeds), so the same tables to the last byte.
+    distributed = pytest.importorskip("dask.distributed")
+    args = ["compare", str(SCENARIOS / "examples" / "asymmetric.toml"), "--cc", "newreno,cubic", "--queue", "droptail",
+            "--seeds", "2", "--set", "simulation.duration=20s", "--set", "simulation.warmup=5s", "--quiet"]
+    local = run_cli(*args, "--jobs", "2", "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=":0") as cluster:
+        remote = run_cli(*args, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask"))
+    assert remote.returncode == 0, remote.stderr
+    for name in ("comparison.csv", "runs_metrics.csv"):
+        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes(), name
+    assert len(pd.read_csv(tmp_path / "dask" / "runs_metrics.csv")) == 4
+
+
 # --- resuming -------------------------------------------------------------------------------------
 
 
