@@ -26,21 +26,23 @@ ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / "target" / "release" / "ccsim-bench"
 
 
-def scenario(n: int, seed: int) -> ccsim.Scenario:
+def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", duration_s: float = 30,
+             warmup_s: float = 10) -> ccsim.Scenario:
     """BENCHMARK.md: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
     access links whose one-way delay d_i = 1 + 48 i / (N - 1) ms gives base RTTs of 8..200 ms,
     NewReno+SACK bulk flows (1448 B MSS with timestamps: 1500 B packets), delayed ACKs every
     second segment, minimum RTO 1 s, 4 MiB windows, starts uniform in [0, 3) s, 30 s with
-    statistics from 10 s on. Every other queue is DropTail 1000 packets (never drops here)."""
+    statistics from 10 s on. Every other queue is DropTail 1000 packets (never drops here).
+    `bench/scaling.py` varies the rates and shortens the run through the keyword arguments."""
     delays = [f"{round((1 + 48 * i / (n - 1)) * 1e6)}ns" for i in range(n)]
     tcp = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd": "4MiB", "sack": True}
     return ccsim.from_dict(
         {
-            "simulation": {"duration": "30s", "warmup": "10s", "seed": seed},
+            "simulation": {"duration": f"{duration_s}s", "warmup": f"{warmup_s}s", "seed": seed},
             "topology": {
                 "kind": "dumbbell",
-                "bottleneck": {"rate": "100Mbps", "delay": "2ms", "queue": {"kind": "droptail", "limit": "900p"}},
-                "access": {"rate": "1Gbps", "queue": {"kind": "droptail", "limit": "1000p"}},
+                "bottleneck": {"rate": rate, "delay": "2ms", "queue": {"kind": "droptail", "limit": "900p"}},
+                "access": {"rate": access, "queue": {"kind": "droptail", "limit": "1000p"}},
                 "pairs": [{"delay": d} for d in delays],
             },
             "flows": [
