@@ -543,18 +543,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             console.print(Text(line))
         return EXIT_OK
     progress = not args.quiet
-    try:
-        result = sweep.run_sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler,
-                                 retry_failed=args.retry_failed, progress=progress)
-    except sweep.SweepInterrupted as stop:
-        done = stop.result.skipped + stop.result.ran
-        _fail(f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
-              "rerun the same command to resume")
-        return EXIT_INTERRUPTED
-    except OSError as exc:
-        if args.scheduler:
-            raise _executor_error(args, exc) from None
-        raise
+    result = _resumable(args, out, lambda: sweep.run_sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler,
+                                                           retry_failed=args.retry_failed, progress=progress))
+    if isinstance(result, int):
+        return result
     if not args.quiet:
         console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                            f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"))
@@ -572,6 +564,24 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _resumable(args: argparse.Namespace, out: Path, start: Any) -> Any:
+    """Run a command made of sweep runs: its result, or the exit code when it was interrupted
+    (the finished runs are kept and a rerun resumes) or the executor could not be reached."""
+    from . import sweep
+
+    try:
+        return start()
+    except sweep.SweepInterrupted as stop:
+        done = stop.result.skipped + stop.result.ran
+        _fail(f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
+              "rerun the same command to resume")
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        if args.scheduler:
+            raise _executor_error(args, exc) from None
+        raise
+
+
 def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
 
@@ -587,17 +597,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     console = _stdout_console()
     for note in spec.notes:
         console.print(Text(f"note: {note}"))
-    try:
-        result = compare.run_compare(spec, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet)
-    except sweep.SweepInterrupted as stop:
-        done = stop.result.skipped + stop.result.ran
-        _fail(f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
-              "rerun the same command to resume")
-        return EXIT_INTERRUPTED
-    except OSError as exc:
-        if args.scheduler:
-            raise _executor_error(args, exc) from None
-        raise
+    result = _resumable(args, out, lambda: compare.run_compare(spec, out, jobs=args.jobs, scheduler=args.scheduler,
+                                                               progress=not args.quiet))
+    if isinstance(result, int):
+        return result
     console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                        f"{result.failed} failed"))
     table = result.table
