@@ -8,15 +8,8 @@ mod common;
 use ccsim_core::config::{AlgoSpec, Config, FlowSpec};
 use ccsim_core::params::{ParamValue, Size};
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
+use ccsim_core::Results;
 use common::*;
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
-}
 
 fn codel(ecn: bool) -> AlgoSpec {
     AlgoSpec::named("codel")

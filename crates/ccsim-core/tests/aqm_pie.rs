@@ -7,7 +7,7 @@ use ccsim_core::config::{AlgoSpec, Config};
 use ccsim_core::params::{ParamValue, Size};
 use ccsim_core::results::QueueResult;
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
+use ccsim_core::Results;
 use common::*;
 
 const FLOWS: usize = 10;
@@ -34,13 +34,6 @@ fn scenario(queue: AlgoSpec, ecn_flows: bool) -> Config {
         cfg.flows.push(f);
     }
     cfg
-}
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
 }
 
 fn bottleneck(r: &Results) -> &QueueResult {

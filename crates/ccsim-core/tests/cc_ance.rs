@@ -6,10 +6,9 @@ mod common;
 #[path = "common/daisy.rs"]
 mod daisy;
 
-use ccsim_core::config::{AlgoSpec, Config};
+use ccsim_core::config::AlgoSpec;
 use ccsim_core::params::{ParamValue, Size};
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
 use common::*;
 use daisy::*;
 
@@ -64,13 +63,6 @@ fn ance_estimates_what_the_encn_routers_signal() {
         assert!((ga / ge - 1.0).abs() < 0.02, "goodput {ga} vs {ge}");
         assert!((qa - qe).abs() < 0.1 * Q_MIN as f64, "mean queue {qa} vs {qe}");
     }
-}
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
 }
 
 #[test]

@@ -7,15 +7,7 @@ mod common;
 use ccsim_core::config::{AlgoSpec, Config};
 use ccsim_core::params::ParamValue;
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
 use common::*;
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
-}
 
 /// One Compound flow on 10 Mbit/s for 60 s (10 s warm-up), one-way bottleneck delay
 /// `half_rtt` (access links add 1 ms each way), a `buffer`-packet DropTail queue.

@@ -7,15 +7,8 @@ mod common;
 use ccsim_core::config::{AlgoSpec, Config};
 use ccsim_core::params::ParamValue;
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
+use ccsim_core::Simulation;
 use common::*;
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
-}
 
 /// One flow on 10 Mbit/s with 20 ms RTT and a one-BDP (17-packet) buffer, as the NewReno
 /// baseline in `e2e.rs`, for 60 s.

@@ -5,7 +5,7 @@ mod common;
 use ccsim_core::config::{AlgoSpec, Config};
 use ccsim_core::params::ParamValue;
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
+use ccsim_core::Results;
 use common::*;
 
 fn dumbbell_10m(n: usize, cc: &str, buffer: u64) -> Config {
@@ -18,13 +18,6 @@ fn dumbbell_10m(n: usize, cc: &str, buffer: u64) -> Config {
         cfg.flows.push(f);
     }
     cfg
-}
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
 }
 
 #[test]

@@ -4,7 +4,6 @@ mod common;
 
 use ccsim_core::config::{Config, TraceSpec};
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
 use common::*;
 
 fn dumbbell_10m(n: usize, cc: &str, buffer: u64, loss: f64) -> Config {
@@ -16,13 +15,6 @@ fn dumbbell_10m(n: usize, cc: &str, buffer: u64, loss: f64) -> Config {
         cfg.flows.push(bulk_tcp(n, i, cc));
     }
     cfg
-}
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
 }
 
 #[test]

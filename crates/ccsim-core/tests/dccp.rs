@@ -10,13 +10,6 @@ use ccsim_core::sim::time::{MS, SEC};
 use ccsim_core::{Results, Simulation};
 use common::*;
 
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
-}
-
 fn dccp(ccid: i64) -> AlgoSpec {
     AlgoSpec::named("dccp").with("ccid", ParamValue::Int(ccid))
 }

@@ -6,7 +6,7 @@ mod common;
 use ccsim_core::config::{AlgoSpec, Config, FlowSpec, LinkSpec, NodeKind, NodeSpec, TraceSpec};
 use ccsim_core::params::ParamValue;
 use ccsim_core::sim::time::{MS, SEC};
-use ccsim_core::{Results, Simulation};
+use ccsim_core::Results;
 use common::*;
 
 /// Node indices of the star.
@@ -73,13 +73,6 @@ fn dedu(transport: AlgoSpec, buffer: i64, duration: u64) -> Config {
         jain_flows: None,
         control: Vec::new(),
     }
-}
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
 }
 
 fn dccp(ccid: i64) -> AlgoSpec {

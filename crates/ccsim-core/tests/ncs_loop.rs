@@ -8,7 +8,7 @@ use ccsim_core::config::{AlgoSpec, Config, ControlLoopSpec, FlowSpec, NodeKind, 
 use ccsim_core::ncs::ControlResult;
 use ccsim_core::params::ParamValue;
 use ccsim_core::sim::time::{Time, MS, SEC};
-use ccsim_core::{Results, Simulation};
+use ccsim_core::Simulation;
 use common::*;
 
 fn ncs_flow(src: u32, dst: u32, stop: Option<Time>) -> FlowSpec {
@@ -45,13 +45,6 @@ fn two_hosts(delay: Time, duration: Time, sensor_stop: Option<Time>, actuator_st
         jain_flows: None,
         control: vec![ControlLoopSpec { sensor_flow: Some(0), actuator_flow: Some(1), ..ControlLoopSpec::default() }],
     }
-}
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
 }
 
 fn ideal(duration: Time) -> ControlResult {

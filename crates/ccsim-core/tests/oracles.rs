@@ -15,15 +15,7 @@ use ccsim_core::config::{AlgoSpec, Config, FlowSpec, NodeKind, NodeSpec, TraceSp
 use ccsim_core::params::{ParamValue, Size};
 use ccsim_core::results::QueueResult;
 use ccsim_core::sim::time::{MS, SEC, US};
-use ccsim_core::{Results, Simulation};
 use common::*;
-
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
-}
 
 /// Two hosts a -> b over one link; `flow` from a to b.
 fn two_hosts(rate: u64, delay: u64, loss: f64, limit: u64, duration: u64, warmup: u64, seed: u64, flow: FlowSpec) -> Config {

@@ -53,13 +53,6 @@ fn chain(period: u64, stop: u64, seed: u64) -> Config {
     }
 }
 
-fn run(cfg: &Config) -> Results {
-    let mut sim = Simulation::new(cfg).expect("valid config");
-    sim.run();
-    sim.check_conservation().expect("conservation");
-    sim.results()
-}
-
 /// Per message in index order: (delivered time, one-way delay), in ns.
 fn deliveries(r: &Results) -> Vec<(f64, f64)> {
     let log = r.messages.as_ref().expect("message log");

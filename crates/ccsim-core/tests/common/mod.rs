@@ -4,6 +4,15 @@
 use ccsim_core::config::{AlgoSpec, Config, DirSpec, FlowSpec, LinkSpec, NodeKind, NodeSpec, TraceSpec};
 use ccsim_core::params::{ParamValue, Size};
 use ccsim_core::sim::time::MS;
+use ccsim_core::{Results, Simulation};
+
+/// Run `cfg` to its end, check packet conservation over the whole run, and return the results.
+pub fn run(cfg: &Config) -> Results {
+    let mut sim = Simulation::new(cfg).expect("valid config");
+    sim.run();
+    sim.check_conservation().expect("conservation");
+    sim.results()
+}
 
 pub fn droptail(limit_pkts: u64) -> AlgoSpec {
     AlgoSpec::named("droptail").with("limit", ParamValue::Size(Size::Packets(limit_pkts)))
