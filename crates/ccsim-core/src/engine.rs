@@ -18,9 +18,10 @@ use crate::packet::{Kind, Packet, FLAG_LOST};
 use crate::params::{ParamValue, Params};
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
 use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
-use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
+use crate::sim::calendar::EventQueue;
+use crate::sim::queue::{Event, Timer, TimerAction};
 use crate::sim::rng::{Rng, Stream};
-use crate::sim::time::{secs, tx_time, Time};
+use crate::sim::time::{secs, Time};
 use crate::stats::FlowStats;
 use crate::tcp::cc::CCS;
 use crate::tcp::receiver::TcpReceiver;
@@ -418,6 +419,7 @@ impl Simulation {
             queue,
             busy_until: 0,
             backlog_until: 0,
+            last_tx: (0, 0),
             tx_pending: false,
             wire: Default::default(),
             rng: Rng::stream(cfg.seed, Stream::Link(index)),
@@ -774,7 +776,7 @@ impl Simulation {
         self.catch_up(l);
         let link = &mut self.links[l];
         let start = link.backlog_until.max(now);
-        let finish = start + tx_time(pkt.size, link.rate_bps);
+        let finish = start + link.tx_time(pkt.size);
         let Some(pkt) = link.queue.offer(now, pkt, start, finish, &mut self.queue_events) else {
             return self.account_queue_events(l);
         };
@@ -831,7 +833,7 @@ impl Simulation {
         let now = self.now;
         let link = &mut self.links[l];
         let mut lost_datagram = None;
-        let done = now + tx_time(pkt.size, link.rate_bps);
+        let done = now + link.tx_time(pkt.size);
         link.count_transmission(now, done, pkt.size, self.warmup);
         let measuring = now >= self.warmup;
         if link.loss > 0.0 && link.rng.chance(link.loss) {

@@ -404,6 +404,7 @@ mod tests {
             queue: Queue::new("droptail", Box::new(crate::qdisc::droptail::DropTail::packets(10)), Rng::stream(1, Stream::Queue(0)), 0),
             busy_until: 0,
             backlog_until: 0,
+            last_tx: (0, 0),
             tx_pending: false,
             wire: Default::default(),
             rng: Rng::stream(1, Stream::Link(0)),

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use crate::packet::Packet;
 use crate::qdisc::Queue;
 use crate::sim::rng::Rng;
-use crate::sim::time::Time;
+use crate::sim::time::{tx_time, Time};
 
 /// One direction of a link.
 ///
@@ -29,6 +29,10 @@ pub struct LinkDir {
     pub rate_bps: u64,
     /// Propagation delay.
     pub delay: Time,
+    /// The latest packet size serialized and its transmission time: most links carry one
+    /// size nearly always (full segments one way, ACKs the other), and a 64-bit division per
+    /// packet costs tens of cycles.
+    pub last_tx: (u32, Time),
     /// Probability that a packet is lost on the wire.
     pub loss: f64,
     /// Packets propagating, in arrival order.
@@ -59,6 +63,15 @@ pub struct LinkDir {
 }
 
 impl LinkDir {
+    /// Time to serialize `size` bytes at this link's rate.
+    #[inline]
+    pub fn tx_time(&mut self, size: u32) -> Time {
+        if self.last_tx.0 != size {
+            self.last_tx = (size, tx_time(size, self.rate_bps));
+        }
+        self.last_tx.1
+    }
+
     /// A transmission of `size` bytes from `start` to `finish`: the transmitter's busy time
     /// and bytes, counted from `warmup` on.
     #[inline]

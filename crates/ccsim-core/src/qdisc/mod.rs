@@ -579,10 +579,19 @@ impl Queue {
     }
 
     /// Bring the time integrals of the length up to `now` (also called at the end of a run).
+    #[inline]
     pub fn integrate(&mut self, now: Time) {
-        let from = self.last_change.max(self.measure_from);
         // An empty queue (most of them, most of the time) adds nothing.
-        if now > from && self.disc.len_packets() > 0 {
+        if self.disc.len_packets() > 0 {
+            self.accumulate(now);
+        }
+        self.last_change = now;
+    }
+
+    /// The integrals' work for a queue that holds packets.
+    fn accumulate(&mut self, now: Time) {
+        let from = self.last_change.max(self.measure_from);
+        if now > from {
             let dt = (now - from) as u128;
             let p = self.disc.len_packets() as u128;
             let b = self.disc.len_bytes() as u128;
@@ -592,7 +601,6 @@ impl Queue {
             s.area_bytes += b * dt;
             s.area_bytes_sq += b * b * dt;
         }
-        self.last_change = now;
     }
 
     /// Debug builds: `in = out + dropped + held` (per flow and in total), the limit, and

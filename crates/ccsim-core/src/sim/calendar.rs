@@ -1,0 +1,345 @@
+//! The pending events as a calendar queue (a timing wheel; Brown 1988, "Calendar queues",
+//! CACM 31(10); Varghese & Lauck 1987, "Hashed and hierarchical timing wheels"), popped in
+//! exactly (time, insertion sequence) order.
+//!
+//! Why not a heap: nearly every event of a packet simulation is scheduled a link's delay or a
+//! transmission time ahead (microseconds to tens of milliseconds), and a heap pays
+//! O(log n) comparisons of 128-bit keys and entry moves for each, several hundred
+//! instructions per event with a few dozen pending. Here time is cut into buckets of
+//! 2^[`SHIFT`] ns; the [`SLOTS`] buckets after the current one are slots of a wheel, each an
+//! unordered list, with a bitmap of the non-empty ones. A push into the wheel is a list
+//! insertion; when the current bucket is used up, the next non-empty bucket (a bitmap scan)
+//! is sorted, once, by key, and popped in order. Events beyond the wheel's horizon (timers:
+//! retransmission timeouts, delayed ACKs) wait in a binary heap and join their bucket when
+//! it becomes current. Entries pushed for the current bucket (or an earlier one: the engine
+//! never schedules into the past, but a peek may have moved the calendar ahead of the
+//! engine's clock) go straight into its sorted list.
+//!
+//! Order: the key is `time << 64 | seq` with a sequence number that grows with every push,
+//! so keys are unique and sorting a bucket by key gives exactly (time, insertion) order,
+//! which is what makes a run a pure function of its configuration and seed.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::queue::Event;
+use super::time::Time;
+
+/// log2 of the bucket width in ns (4.096 us: a 1500-byte packet at 3 Gbit/s).
+const SHIFT: u32 = 12;
+/// Buckets in the wheel (a horizon of 67 ms ahead of the current bucket).
+const SLOTS: usize = 1 << 14;
+/// Words of the occupancy bitmap.
+const WORDS: usize = SLOTS / 64;
+/// End of a slot's list.
+const NIL: u32 = u32::MAX;
+
+/// A pending event; `key` is `time << 64 | seq`.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    key: u128,
+    event: Event,
+}
+
+impl Entry {
+    #[inline]
+    fn time(&self) -> Time {
+        (self.key >> 64) as Time
+    }
+    #[inline]
+    fn bucket(&self) -> u64 {
+        self.time() >> SHIFT
+    }
+}
+
+/// An entry beyond the wheel's horizon, ordered by key alone.
+#[derive(Clone, Copy, Debug)]
+struct Far(Entry);
+
+impl PartialEq for Far {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+impl Eq for Far {}
+impl PartialOrd for Far {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Far {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.key.cmp(&other.0.key)
+    }
+}
+
+/// A wheel entry: one link of a slot's list, in a pool of reused nodes.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    entry: Entry,
+    next: u32,
+}
+
+/// Pending events.
+#[derive(Debug)]
+pub struct EventQueue {
+    /// The bucket whose entries are in `current`.
+    cursor: u64,
+    /// Entries of buckets up to `cursor`, sorted by key from largest to smallest (popped
+    /// from the end).
+    current: Vec<Entry>,
+    /// Per slot: the first node of its list, or `NIL`. Slot `b % SLOTS` holds bucket `b`,
+    /// for buckets in `(cursor, cursor + SLOTS)`.
+    heads: Box<[u32]>,
+    /// One bit per slot: its list is not empty.
+    occupied: Box<[u64]>,
+    /// Entries in the wheel.
+    in_wheel: usize,
+    /// The node pool; free nodes are chained from `free`.
+    nodes: Vec<Node>,
+    free: u32,
+    /// Entries at or beyond the horizon when they were pushed.
+    far: BinaryHeap<Reverse<Far>>,
+    next_seq: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventQueue {
+    /// An empty queue.
+    pub fn new() -> Self {
+        EventQueue {
+            cursor: 0,
+            current: Vec::new(),
+            heads: vec![NIL; SLOTS].into_boxed_slice(),
+            occupied: vec![0; WORDS].into_boxed_slice(),
+            in_wheel: 0,
+            nodes: Vec::new(),
+            free: NIL,
+            far: BinaryHeap::new(),
+            next_seq: 0,
+        }
+    }
+
+    /// Schedule `event` at `time`.
+    #[inline]
+    pub fn push(&mut self, time: Time, event: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let entry = Entry { key: (time as u128) << 64 | seq as u128, event };
+        let bucket = time >> SHIFT;
+        if bucket <= self.cursor {
+            // Most keys pushed here are the largest so far: the position is near the front.
+            let at = self.current.partition_point(|e| e.key > entry.key);
+            self.current.insert(at, entry);
+        } else if bucket - self.cursor < SLOTS as u64 {
+            let slot = bucket as usize & (SLOTS - 1);
+            let node = Node { entry, next: self.heads[slot] };
+            let i = if self.free != NIL {
+                let i = self.free;
+                self.free = self.nodes[i as usize].next;
+                self.nodes[i as usize] = node;
+                i
+            } else {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            };
+            self.heads[slot] = i;
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+            self.in_wheel += 1;
+        } else {
+            self.far.push(Reverse(Far(entry)));
+        }
+    }
+
+    /// Time of the earliest pending event (may move the calendar to its bucket).
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<Time> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.current.last().map(Entry::time)
+    }
+
+    /// Remove and return the earliest pending event.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, Event)> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        self.current.pop().map(|e| (e.time(), e.event))
+    }
+
+    /// Number of pending events.
+    pub fn len(&self) -> usize {
+        self.current.len() + self.in_wheel + self.far.len()
+    }
+
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `current` is empty: make the next non-empty bucket current and sort it. False when
+    /// nothing is pending.
+    #[cold]
+    fn advance(&mut self) -> bool {
+        let wheel = self.next_occupied();
+        let far = self.far.peek().map(|Reverse(Far(e))| e.bucket());
+        let bucket = match (wheel, far) {
+            (None, None) => return false,
+            (Some(w), None) => w,
+            (None, Some(f)) => f,
+            (Some(w), Some(f)) => w.min(f),
+        };
+        self.cursor = bucket;
+        if wheel == Some(bucket) {
+            let slot = bucket as usize & (SLOTS - 1);
+            let mut i = std::mem::replace(&mut self.heads[slot], NIL);
+            self.occupied[slot / 64] &= !(1 << (slot % 64));
+            while i != NIL {
+                let node = self.nodes[i as usize];
+                self.current.push(node.entry);
+                self.in_wheel -= 1;
+                self.nodes[i as usize].next = self.free;
+                self.free = i;
+                i = node.next;
+            }
+        }
+        while let Some(Reverse(Far(e))) = self.far.peek() {
+            if e.bucket() != bucket {
+                break;
+            }
+            self.current.push(e.to_owned());
+            self.far.pop();
+        }
+        // Usually one or two entries: an insertion sort, largest key first.
+        let c = &mut self.current[..];
+        for i in 1..c.len() {
+            let e = c[i];
+            let mut j = i;
+            while j > 0 && c[j - 1].key < e.key {
+                c[j] = c[j - 1];
+                j -= 1;
+            }
+            c[j] = e;
+        }
+        true
+    }
+
+    /// The first bucket after `cursor` with entries in the wheel.
+    #[inline]
+    fn next_occupied(&self) -> Option<u64> {
+        if self.in_wheel == 0 {
+            return None;
+        }
+        let start = (self.cursor + 1) as usize & (SLOTS - 1);
+        let mut word = start / 64;
+        let mut bits = self.occupied[word] & (!0u64 << (start % 64));
+        // WORDS + 1 words: the first one is visited again at the end for the slots below
+        // `start` (the far end of the horizon).
+        for _ in 0..=WORDS {
+            if bits != 0 {
+                let slot = word * 64 + bits.trailing_zeros() as usize;
+                let distance = (slot + SLOTS - start) & (SLOTS - 1);
+                return Some(self.cursor + 1 + distance as u64);
+            }
+            word = (word + 1) % WORDS;
+            bits = self.occupied[word];
+        }
+        debug_assert!(false, "{} entries in the wheel but no slot occupied", self.in_wheel);
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_times_pop_in_insertion_order() {
+        let mut q = EventQueue::new();
+        q.push(10, Event::Arrive(1));
+        q.push(5, Event::TxDone(9));
+        q.push(10, Event::Arrive(2));
+        q.push(10, Event::Sample);
+        q.push(10, Event::Arrive(0));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (5, Event::TxDone(9)),
+                (10, Event::Arrive(1)),
+                (10, Event::Arrive(2)),
+                (10, Event::Sample),
+                (10, Event::Arrive(0)),
+            ]
+        );
+    }
+
+    /// Interleaved pushes and pops against a sorted list of (time, insertion number), the
+    /// pushes drawn `ahead` of the last popped time with many equal times, within a bucket,
+    /// across the wheel, and beyond its horizon.
+    fn against_a_sorted_list(seed: u64, ahead: &[(u64, u64)]) {
+        let mut rng = crate::sim::rng::Rng::stream(seed, crate::sim::rng::Stream::Queue(0));
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Time, u32)> = Vec::new();
+        let mut now = 0;
+        let mut pushed = 0u32;
+        for _ in 0..30_000 {
+            if reference.is_empty() || rng.chance(0.52) {
+                let (lo, hi) = ahead[rng.range_u64(0, ahead.len() as u64) as usize];
+                let t = now + rng.range_u64(lo, hi);
+                q.push(t, Event::Arrive(pushed));
+                reference.push((t, pushed));
+                pushed += 1;
+            } else {
+                reference.sort();
+                let (t, k) = reference.remove(0);
+                assert_eq!(q.peek_time(), Some(t));
+                assert_eq!(q.pop(), Some((t, Event::Arrive(k))));
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        reference.sort();
+        for (t, k) in reference {
+            assert_eq!(q.pop(), Some((t, Event::Arrive(k))));
+        }
+        assert!(q.is_empty() && q.pop().is_none() && q.peek_time().is_none());
+    }
+
+    #[test]
+    fn pops_follow_time_then_insertion_order_within_buckets() {
+        // Times a few ns apart: many equal times, mostly within the current bucket.
+        against_a_sorted_list(3, &[(0, 50)]);
+    }
+
+    #[test]
+    fn pops_follow_time_then_insertion_order_across_the_wheel_and_beyond_it() {
+        let bucket = 1 << SHIFT;
+        let horizon = bucket * SLOTS as u64;
+        against_a_sorted_list(
+            5,
+            &[(0, 3), (0, bucket), (bucket, 40 * bucket), (0, horizon), (horizon - 2 * bucket, horizon + 2 * bucket), (horizon, 5 * horizon)],
+        );
+    }
+
+    #[test]
+    fn a_push_behind_a_peek_that_moved_the_calendar_ahead_still_comes_first() {
+        // The engine peeks at the next event, finds it beyond the end of a slice, and may
+        // then schedule something earlier (a new slice starts at its own end time).
+        let mut q = EventQueue::new();
+        q.push(10 << SHIFT, Event::Sample);
+        assert_eq!(q.peek_time(), Some(10 << SHIFT));
+        q.push(3 << SHIFT, Event::Arrive(1));
+        q.push(3 << SHIFT, Event::Arrive(2));
+        assert_eq!(q.pop(), Some((3 << SHIFT, Event::Arrive(1))));
+        assert_eq!(q.pop(), Some((3 << SHIFT, Event::Arrive(2))));
+        assert_eq!(q.pop(), Some((10 << SHIFT, Event::Sample)));
+    }
+}
