@@ -773,7 +773,7 @@ impl Simulation {
     /// it goes onto the wire at once, with the time it will arrive at the far end.
     fn offer(&mut self, l: usize, pkt: Packet) {
         let now = self.now;
-        self.catch_up(l);
+        self.catch_up_before(l, now);
         let link = &mut self.links[l];
         let start = link.backlog_until.max(now);
         let finish = start + link.tx_time(pkt.size);
@@ -792,14 +792,21 @@ impl Simulation {
         self.inv.wire_enter(l, now, arrive, &pkt);
     }
 
-    /// Count the transmissions a scheduled link `l` started up to now (nothing for other
-    /// links): before anything reads its queue or its transmitter.
+    /// Count the transmissions a scheduled link `l` started before `t` (nothing for other
+    /// links). A transmission starting at `t` itself takes its packet after the arrivals of
+    /// that instant (see `qdisc`), so an arrival or a sample at `t` sees it still queued.
     #[inline]
-    fn catch_up(&mut self, l: usize) {
+    fn catch_up_before(&mut self, l: usize, t: Time) {
         let link = &mut self.links[l];
-        while let Some(d) = link.queue.next_departure(self.now) {
+        while let Some(d) = link.queue.next_departure_before(t) {
             link.count_transmission(d.start, d.finish, d.size, self.warmup);
         }
+    }
+
+    /// Count every transmission a scheduled link `l` started up to now: at the end of a
+    /// slice, when every event of this instant has run.
+    fn catch_up(&mut self, l: usize) {
+        self.catch_up_before(l, self.now + 1);
     }
 
     /// Start the transmitter if it is idle, or make sure it will look at the queue when it
@@ -935,7 +942,7 @@ impl Simulation {
     fn sample(&mut self) {
         for k in 0..self.sampler.as_ref().map_or(0, |s| s.queues.len()) {
             let q = self.sampler.as_ref().map_or(0, |s| s.queues[k]);
-            self.catch_up(q as usize);
+            self.catch_up_before(q as usize, self.now);
         }
         let Some(s) = self.sampler.as_mut() else { return };
         s.time.push(secs(self.now));

@@ -94,3 +94,45 @@ fn a_scheduled_droptail_queue_gives_the_packet_by_packet_run_with_a_byte_limit()
 }
 
 
+
+/// Regression: a zero-delay source link at the bottleneck's own rate (Piotrowska's Access
+/// Link, N1) delivers packets at the very nanoseconds the bottleneck starts transmissions.
+/// Had the scheduled queue counted such a departure before those arrivals, the locked-in
+/// packets would always find the place just freed: in this scenario (90 flows from three
+/// sources, a 100-packet buffer) two of the three sources got no packet through after their
+/// first window. Every source must get a share of the bottleneck.
+#[test]
+fn a_phase_locked_source_does_not_lock_the_other_sources_out() {
+    let dir = |delay_ms: u64, limit: u64| {
+        serde_json::json!({"rate_bps": 100_000_000u64, "delay_ns": delay_ms * MS, "loss": 0.0,
+                           "queue": {"kind": "droptail", "params": {"limit": {"packets": limit}}}})
+    };
+    let names = ["s0", "s1", "s2", "A", "B", "r0", "r1", "r2"];
+    let nodes: Vec<_> = names.iter().map(|n| serde_json::json!({"name": n, "kind": if n.len() == 1 { "router" } else { "host" }})).collect();
+    let mut links = vec![serde_json::json!({"a": 3, "b": 4, "ab": dir(2, 100), "ba": dir(2, 1000)})];
+    for (i, d) in [0, 12, 25].into_iter().enumerate() {
+        links.push(serde_json::json!({"a": i, "b": 3, "ab": dir(d, 1000), "ba": dir(d, 1000)}));
+    }
+    for (j, d) in [2, 37, 75].into_iter().enumerate() {
+        links.push(serde_json::json!({"a": 4, "b": 5 + j, "ab": dir(d, 1000), "ba": dir(d, 1000)}));
+    }
+    let tcp = serde_json::json!({"kind": "tcp", "params": {"mss": 1448, "header": 52, "sack": true, "init_cwnd": 1,
+        "delack_count": 2, "min_rto": SEC, "initial_rto": SEC, "lost_retransmit": false, "rwnd": {"bytes": 4u64 << 20}}});
+    let mut flows = Vec::new();
+    for src in 0..3 {
+        for dst in 5..8 {
+            for _ in 0..10 {
+                flows.push(serde_json::json!({"src": src, "dst": dst, "transport": tcp, "cc": {"kind": "newreno"},
+                    "app": {"kind": "bulk"}, "start_ns": 0, "start_max_ns": 2 * SEC}));
+            }
+        }
+    }
+    let cfg = serde_json::json!({"duration_ns": 8 * SEC, "warmup_ns": 4 * SEC, "seed": 1, "nodes": nodes,
+        "links": links, "flows": flows, "bottleneck": "A->B"});
+    let cfg: ccsim_core::config::Config = serde_json::from_value(cfg).expect("valid configuration");
+    let r = run(&cfg);
+    for src in ["s0", "s1", "s2"] {
+        let sent = r.queues.iter().find(|q| q.name == format!("{src}->A")).unwrap().arrivals;
+        assert!(sent > 3_000, "{src} sent {sent} packets in the measured 4 s (locked out?)");
+    }
+}

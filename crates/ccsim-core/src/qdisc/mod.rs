@@ -16,9 +16,16 @@
 //! transmission is known when it arrives (the end of the backlog ahead of it). The link then
 //! puts it on its wire at once, and the queue keeps only a [`Departure`] record per waiting
 //! packet, whose departure it counts when the engine next looks at the queue
-//! ([`Queue::next_departure`]), in time order and at the start time itself, so every length,
-//! integral and sojourn statistic is the one the packet-by-packet path gives. This saves the
-//! transmitter's event per packet and copying the packet into the buffer and out again.
+//! ([`Queue::next_departure_before`]), in time order and at the start time itself, so every
+//! length, integral and sojourn statistic is the one the packet-by-packet path gives. This
+//! saves the transmitter's event per packet and copying the packet into the buffer and out.
+//!
+//! Simultaneous events: a transmission that starts at the very nanosecond packets arrive
+//! takes its packet after those arrivals (they see it still queued, and may be dropped for
+//! it). The packet-by-packet path orders such coincidences by when their events were
+//! scheduled, which in practice mostly gives the same order. The rule matters when arrivals
+//! are phase-locked to departures (a zero-delay feeder at the bottleneck's rate): counting the
+//! departure first there would admit the locked flow's every packet and lock the others out.
 
 pub mod choke;
 pub mod codel;
@@ -437,13 +444,13 @@ impl Queue {
         Some(pkt)
     }
 
-    /// Scheduled queue: the next waiting packet whose transmission starts at or before `now`,
-    /// its departure counted at its start time; `None` when there is none (and for any
-    /// other discipline). Call until `None` before anything reads the queue at `now`.
+    /// Scheduled queue: the next waiting packet whose transmission starts before `t`, its
+    /// departure counted at its start time; `None` when there is none (and for any other
+    /// discipline). Call until `None` before anything reads the queue at `t`.
     #[inline]
-    pub fn next_departure(&mut self, now: Time) -> Option<Departure> {
+    pub fn next_departure_before(&mut self, t: Time) -> Option<Departure> {
         let Disc::Scheduled(q) = &mut self.disc else { return None };
-        let d = *q.waiting.front().filter(|d| d.start <= now)?;
+        let d = *q.waiting.front().filter(|d| d.start < t)?;
         // The length was constant since the last change, which is not after `d.start`.
         self.integrate(d.start);
         let Disc::Scheduled(q) = &mut self.disc else { unreachable!() };
@@ -701,8 +708,8 @@ mod tests {
         // Oracle: the ordinary enqueue/dequeue path driven by a FIFO server simulated by
         // hand: the server takes the head packet whenever it is free, a packet that finds it
         // free and the queue empty starts at once, and a transmission starting at the same
-        // nanosecond as an arrival is taken first (the scheduled queue's rule). Arrivals
-        // include bursts (equal times) and arrivals exactly at transmission starts.
+        // nanosecond as arrivals takes its packet after them (the scheduled queue's rule).
+        // Arrivals include bursts (equal times) and arrivals exactly at transmission starts.
         use crate::sim::rng::Stream;
         use crate::sim::time::tx_time;
         let rate = 10_000_000;
@@ -722,19 +729,21 @@ mod tests {
                     _ => rng.range_u64(1, 2_000_000),  // anywhere
                 };
                 let p = pkt((k % 3) as u32, k, [1000, 1000, 52, 1500][(k % 4) as usize]);
-                // Reference: the departures due by now, then the arrival.
-                while free_at <= t {
+                // Reference: the departures before now, then the arrival, which starts at
+                // once if nothing is queued and the server is free.
+                while free_at < t {
                     let Some(out) = reference.dequeue(free_at, &mut ev_r) else { break };
                     free_at += tx_time(out.size, rate);
                 }
+                let idle = reference.len_packets() == 0 && free_at <= t;
                 reference.enqueue(t, p, &mut ev_r);
-                if free_at <= t {
+                if idle {
                     if let Some(out) = reference.dequeue(t, &mut ev_r) {
                         free_at = t + tx_time(out.size, rate);
                     }
                 }
                 // Scheduled: catch up, then offer with the start the backlog gives.
-                while scheduled.next_departure(t).is_some() {}
+                while scheduled.next_departure_before(t).is_some() {}
                 let start = backlog_until.max(t);
                 let finish = start + tx_time(p.size, rate);
                 if let Some(accepted) = scheduled.offer(t, p, start, finish, &mut ev_s) {
@@ -748,7 +757,7 @@ mod tests {
                 let Some(out) = reference.dequeue(free_at, &mut ev_r) else { break };
                 free_at += tx_time(out.size, rate);
             }
-            while scheduled.next_departure(end).is_some() {}
+            while scheduled.next_departure_before(end + 1).is_some() {}
             scheduled.integrate(end);
             reference.integrate(end);
             assert!(samples.iter().all(|&(a, b, c, d)| (a, b) == (c, d)), "lengths differ after an arrival");
