@@ -105,6 +105,10 @@ pub struct TcpSender {
     rwnd: u64,
 
     scoreboard: VecDeque<Segment>,
+    /// Segments in the scoreboard shorter than one MSS (the application had less to send).
+    /// While there are none, segment `i` starts at `front.seq + i * MSS`, so a sequence
+    /// number's index is computed instead of searched for (see [`TcpSender::seq_count`]).
+    short_segs: u32,
     /// The byte ranges SACKed so far above `snd_una`, sorted and disjoint: their segments are
     /// all marked, so a SACK block is applied by visiting only what lies outside them.
     sacked_ranges: Vec<(u64, u64)>,
@@ -197,6 +201,7 @@ impl TcpSender {
             snd_nxt: 0,
             app_end: 0,
             scoreboard: VecDeque::new(),
+            short_segs: 0,
             sacked_ranges: Vec::new(),
             retx_order: VecDeque::new(),
             sacked_bytes: 0,
@@ -276,8 +281,38 @@ impl TcpSender {
         self.st.rwnd = self.rwnd;
     }
 
+    /// Number of segments starting before byte `x`: `partition_point(|s| s.seq < x)`.
+    /// Segments are contiguous from the front; while they all are one MSS long the index is
+    /// a division, which neither costs a binary search's ~10 probes nor touches the
+    /// scoreboard's (cold, at many flows) middle.
+    fn seq_count(&self, x: u64) -> usize {
+        let i = match self.scoreboard.front() {
+            Some(f) if self.short_segs == 0 => {
+                let d = x.saturating_sub(f.seq).div_ceil(self.cfg.mss as u64);
+                d.min(self.scoreboard.len() as u64) as usize
+            }
+            _ => return self.scoreboard.partition_point(|s| s.seq < x),
+        };
+        debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.seq < x));
+        i
+    }
+
+    /// Number of segments ending at or before byte `x`: `partition_point(|s| s.end() <= x)`,
+    /// computed as in [`TcpSender::seq_count`].
+    fn end_count(&self, x: u64) -> usize {
+        let i = match self.scoreboard.front() {
+            Some(f) if self.short_segs == 0 => {
+                let d = x.saturating_sub(f.seq) / self.cfg.mss as u64;
+                d.min(self.scoreboard.len() as u64) as usize
+            }
+            _ => return self.scoreboard.partition_point(|s| s.end() <= x),
+        };
+        debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.end() <= x));
+        i
+    }
+
     fn index_of(&self, seq: u64) -> Option<usize> {
-        let i = self.scoreboard.partition_point(|s| s.seq < seq);
+        let i = self.seq_count(seq);
         (i < self.scoreboard.len() && self.scoreboard[i].seq == seq).then_some(i)
     }
 
@@ -317,6 +352,9 @@ impl TcpSender {
                 break;
             }
             let s = self.scoreboard.pop_front().expect("front exists");
+            if s.len != self.cfg.mss {
+                self.short_segs -= 1;
+            }
             if !s.ever_retx {
                 self.delivered_xmit_time = self.delivered_xmit_time.max(s.xmit_time);
             }
@@ -358,7 +396,7 @@ impl TcpSender {
                     None => end,
                 };
                 // Segments overlapping the uncovered part [lo, gap_end) of the block.
-                let mut i = self.scoreboard.partition_point(|s| s.end() <= lo);
+                let mut i = self.end_count(lo);
                 while i < self.scoreboard.len() && self.scoreboard[i].seq < gap_end {
                     let s = &self.scoreboard[i];
                     if s.seq >= start && s.end() <= end {
@@ -405,7 +443,7 @@ impl TcpSender {
             return;
         }
         // Walk down from the highest SACKed segment to the DupThresh-th SACKed one.
-        let mut i = self.scoreboard.partition_point(|s| s.end() <= self.high_sacked.saturating_sub(1));
+        let mut i = self.end_count(self.high_sacked.saturating_sub(1));
         let mut seen = 0;
         let frontier = loop {
             if i >= self.scoreboard.len() {
@@ -425,7 +463,7 @@ impl TcpSender {
         if frontier <= self.lost_frontier {
             return;
         }
-        let mut j = self.scoreboard.partition_point(|s| s.seq < self.lost_frontier);
+        let mut j = self.seq_count(self.lost_frontier);
         while j < self.scoreboard.len() && self.scoreboard[j].seq < frontier {
             self.mark_lost(j);
             j += 1;
@@ -543,7 +581,7 @@ impl TcpSender {
             // whatever makes a segment below it eligible again also lowers the hint.
             return None;
         }
-        let mut i = self.scoreboard.partition_point(|s| s.seq < self.retx_hint);
+        let mut i = self.seq_count(self.retx_hint);
         let frontier = self.lost_frontier.max(self.notice_frontier);
         while i < self.scoreboard.len() {
             let s = &self.scoreboard[i];
@@ -587,6 +625,9 @@ impl TcpSender {
                 break;
             }
             let seq = self.snd_nxt;
+            if len != mss {
+                self.short_segs += 1;
+            }
             self.scoreboard.push_back(Segment {
                 seq,
                 len: len as u32,
