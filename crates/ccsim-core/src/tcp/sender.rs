@@ -93,6 +93,9 @@ pub struct TcpSender {
     cc: Box<dyn CongestionControl>,
     st: CcState,
     app: Box<dyn Application>,
+    /// `app.next_wakeup()`, read after every call into the application (the only times its
+    /// state changes), so the engine's per-event `next_wakeup` makes no virtual call.
+    app_wakeup: Option<Time>,
     rtt: RttEstimator,
 
     /// Oldest unacknowledged byte (RFC 793 SND.UNA).
@@ -196,6 +199,7 @@ impl TcpSender {
             cfg,
             cc,
             st,
+            app_wakeup: app.next_wakeup(),
             app,
             snd_una: 0,
             snd_nxt: 0,
@@ -944,6 +948,7 @@ impl TcpSender {
         } else {
             self.app.on_wakeup(cx.now, &mut sock, cx.stats);
         }
+        self.app_wakeup = self.app.next_wakeup();
     }
 }
 
@@ -963,7 +968,7 @@ impl Endpoint for TcpSender {
 
     fn on_wakeup(&mut self, cx: &mut Cx) {
         let now = cx.now;
-        if self.app.next_wakeup().is_some_and(|t| t <= now) {
+        if self.app_wakeup.is_some_and(|t| t <= now) {
             self.run_app(cx, false);
         }
         if self.rto_deadline.is_some_and(|t| t <= now) {
@@ -977,7 +982,14 @@ impl Endpoint for TcpSender {
     }
 
     fn next_wakeup(&self) -> Option<Time> {
-        [self.app.next_wakeup(), self.rto_deadline, self.hold_expiry].into_iter().flatten().min()
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, None) => x,
+                (None, y) => y,
+            }
+        }
+        earlier(earlier(self.app_wakeup, self.rto_deadline), self.hold_expiry)
     }
 
     fn on_app_trigger(&mut self, cx: &mut Cx) {
