@@ -102,7 +102,8 @@ impl TcpReceiver {
         };
         if self.cfg.sack && !self.ooo.is_empty() {
             let mut n = 0;
-            let recent = self.recent_block.and_then(|s| self.ooo.iter().find(|r| r.0 == s).copied());
+            // The ranges are sorted by start: a binary search, not a scan of every hole.
+            let recent = self.recent_block.and_then(|s| self.ooo.binary_search_by_key(&s, |r| r.0).ok().map(|i| self.ooo[i]));
             let rest = self.ooo.iter().rev().filter(|r| Some(**r) != recent).copied();
             for (s, e) in recent.into_iter().chain(rest).take(MAX_SACK_BLOCKS) {
                 pkt.sack[n] = SackBlock { start: (s - self.rcv_nxt) as u32, end: (e - self.rcv_nxt) as u32 };
