@@ -389,6 +389,11 @@ impl TcpSender {
             }
             let mut lo = start;
             let mut k = self.sacked_ranges.partition_point(|r| r.1 <= lo);
+            if self.sacked_ranges.get(k).is_some_and(|&(rs, re)| rs <= start && re >= end) {
+                // Inside one remembered range (most blocks repeat an earlier ACK's): nothing
+                // to mark, and remembering it again would change nothing.
+                continue;
+            }
             while lo < end {
                 let gap_end = match self.sacked_ranges.get(k) {
                     Some(&(rs, re)) if rs <= lo => {
