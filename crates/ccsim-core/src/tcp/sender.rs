@@ -528,6 +528,8 @@ impl TcpSender {
 
     // ----- transmission -----
 
+    /// Inlined: called once per data segment from two places (new data, retransmission).
+    #[inline(always)]
     fn emit(&mut self, seq: u64, len: u32, retransmission: bool, cx: &mut Cx) {
         let mut flags = if self.set_nc { FLAG_NC } else { 0 };
         let ecn = if self.cfg.ecn && !retransmission { Ecn::Ect0 } else { Ecn::NotEct };
