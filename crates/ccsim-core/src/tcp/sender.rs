@@ -733,18 +733,25 @@ impl TcpSender {
             if let Some(r) = rtt {
                 self.rtt.sample(r);
                 cx.stats.rtt_sample(now, r);
-                self.sync_state(now);
+                // `st` was synced above; only the RTT estimates changed since.
+                self.st.srtt = self.rtt.srtt;
+                self.st.min_rtt = self.rtt.min_rtt;
                 self.cc.on_rtt_sample(&self.st, r);
             }
             self.remove_acked(ack);
-            let gone = self.sacked_ranges.partition_point(|r| r.1 <= ack);
-            self.sacked_ranges.drain(..gone);
+            if !self.sacked_ranges.is_empty() {
+                let gone = self.sacked_ranges.partition_point(|r| r.1 <= ack);
+                self.sacked_ranges.drain(..gone);
+            }
             self.snd_una = ack;
             self.dupacks = 0;
             self.retx_hint = self.retx_hint.max(ack);
             self.lost_frontier = self.lost_frontier.max(ack);
             self.high_sacked = self.high_sacked.max(ack);
-            self.sync_state(now);
+            // Since the full sync above only SND.UNA and the scoreboard counters changed.
+            self.st.snd_una = self.snd_una;
+            self.st.flight_size = self.flight_size();
+            self.st.bytes_in_flight = self.pipe();
 
             let mut restart_rto = true;
             match self.recovery {
