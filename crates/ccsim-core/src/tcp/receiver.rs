@@ -89,7 +89,8 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, cx: &mut Cx) {
-        let mut pkt = Packet {
+        // Built in place in the output buffer rather than on the stack and copied (88 bytes).
+        cx.out.push(Packet {
             flow: self.flow,
             dst: self.peer,
             kind: Kind::TcpAck,
@@ -99,7 +100,8 @@ impl TcpReceiver {
             window: self.cfg.rwnd as u32,
             flags: (if self.ece { FLAG_ECE } else { 0 }) | (if self.nc { FLAG_NC_ECHO } else { 0 }),
             ..Packet::default()
-        };
+        });
+        let pkt = cx.out.last_mut().expect("just pushed");
         if self.cfg.sack && !self.ooo.is_empty() {
             let mut n = 0;
             // The ranges are sorted by start: a binary search, not a scan of every hole.
@@ -114,7 +116,6 @@ impl TcpReceiver {
         // SACK option: 2 bytes kind/length + 8 per block, padded to 4 (RFC 2018 §3).
         let sack_bytes = if pkt.sack_len > 0 { (2 + 8 * pkt.sack_len as u32).next_multiple_of(4) } else { 0 };
         pkt.size = self.cfg.header + sack_bytes;
-        cx.out.push(pkt);
         self.unacked_segments = 0;
         self.delack_deadline = None;
     }
