@@ -170,6 +170,17 @@ pub struct TcpSender {
     notices: VecDeque<Notice>,
 }
 
+/// Number of ranges (sorted, disjoint) ending at or before `x`: `partition_point(|r| r.1 <= x)`.
+/// There are seldom more than a few SACKed ranges, and a scan of those is cheaper than a
+/// binary search's setup; many (heavy loss) are searched.
+#[inline]
+fn ranges_ending_by(r: &[(u64, u64)], x: u64) -> usize {
+    if r.len() > 4 {
+        return r.partition_point(|q| q.1 <= x);
+    }
+    r.iter().take_while(|q| q.1 <= x).count()
+}
+
 struct SockView<'a> {
     app_end: &'a mut u64,
     snd_una: u64,
@@ -412,7 +423,7 @@ impl TcpSender {
                 continue;
             }
             let mut lo = start;
-            let mut k = self.sacked_ranges.partition_point(|r| r.1 <= lo);
+            let mut k = ranges_ending_by(&self.sacked_ranges, lo);
             if self.sacked_ranges.get(k).is_some_and(|&(rs, re)| rs <= start && re >= end) {
                 // Inside one remembered range (most blocks repeat an earlier ACK's): nothing
                 // to mark, and remembering it again would change nothing.
@@ -452,7 +463,7 @@ impl TcpSender {
             return;
         }
         let r = &mut self.sacked_ranges;
-        let i = r.partition_point(|x| x.1 < start);
+        let i = ranges_ending_by(r, start.saturating_sub(1));
         let mut j = i;
         let (mut s, mut e) = (start, end);
         while j < r.len() && r[j].0 <= end {
@@ -740,7 +751,7 @@ impl TcpSender {
             }
             self.remove_acked(ack);
             if !self.sacked_ranges.is_empty() {
-                let gone = self.sacked_ranges.partition_point(|r| r.1 <= ack);
+                let gone = ranges_ending_by(&self.sacked_ranges, ack);
                 self.sacked_ranges.drain(..gone);
             }
             self.snd_una = ack;
