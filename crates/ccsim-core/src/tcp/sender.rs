@@ -652,24 +652,26 @@ impl TcpSender {
         } else {
             0
         };
+        // Nothing in the loop changes the window; `pipe` is carried along: a new segment adds
+        // its length, a retransmission (which also marks the segment lost) is recounted.
+        let window = self.st.cwnd + allowance;
+        let mut pipe = self.pipe();
         loop {
-            let window = self.st.cwnd + allowance;
             if let Some(i) = self.next_lost(cx.now) {
                 let len = self.scoreboard[i].len as u64;
-                if self.pipe() + len > window {
+                if pipe + len > window {
                     break;
                 }
                 self.retransmit(i, cx);
                 self.retx_hint = self.scoreboard[i].end();
+                pipe = self.pipe();
                 continue;
             }
             let len = (self.app_end.saturating_sub(self.snd_nxt)).min(mss);
-            if len == 0
-                || self.pipe() + len > window
-                || self.snd_nxt + len - self.snd_una > self.rwnd
-            {
+            if len == 0 || pipe + len > window || self.snd_nxt + len - self.snd_una > self.rwnd {
                 break;
             }
+            pipe += len;
             let seq = self.snd_nxt;
             if len != mss {
                 self.short_segs += 1;
