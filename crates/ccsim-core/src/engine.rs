@@ -623,8 +623,11 @@ impl Simulation {
         }
         let host = self.endpoint_host[e];
         self.flow_stats[f].total_injected += out.len() as u64;
+        // Checked once per call: most hosts have no processing stage, and the packet is not
+        // copied into `hold_for_processing` then.
+        let staged = self.processing[host as usize].is_some();
         for p in out.drain(..) {
-            if self.hold_for_processing(host, p) {
+            if staged && self.hold_for_processing(host, p) {
                 continue;
             }
             let l = self.routes.next_link(host, p.dst);

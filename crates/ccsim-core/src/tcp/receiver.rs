@@ -84,12 +84,19 @@ impl TcpReceiver {
             e = e.max(self.ooo[j].1);
             j += 1;
         }
-        self.ooo.splice(i..j, std::iter::once((s, e)));
+        // Not `splice`, whose generic machinery costs a few hundred instructions per call.
+        if j == i {
+            self.ooo.insert(i, (s, e));
+        } else {
+            self.ooo[i] = (s, e);
+            self.ooo.drain(i + 1..j);
+        }
         self.recent_block = Some(s);
     }
 
     fn send_ack(&mut self, cx: &mut Cx) {
-        let mut pkt = Packet {
+        // Built in place in the output buffer rather than on the stack and copied (88 bytes).
+        cx.out.push(Packet {
             flow: self.flow,
             dst: self.peer,
             kind: Kind::TcpAck,
@@ -99,10 +106,12 @@ impl TcpReceiver {
             window: self.cfg.rwnd as u32,
             flags: (if self.ece { FLAG_ECE } else { 0 }) | (if self.nc { FLAG_NC_ECHO } else { 0 }),
             ..Packet::default()
-        };
+        });
+        let pkt = cx.out.last_mut().expect("just pushed");
         if self.cfg.sack && !self.ooo.is_empty() {
             let mut n = 0;
-            let recent = self.recent_block.and_then(|s| self.ooo.iter().find(|r| r.0 == s).copied());
+            // The ranges are sorted by start: a binary search, not a scan of every hole.
+            let recent = self.recent_block.and_then(|s| self.ooo.binary_search_by_key(&s, |r| r.0).ok().map(|i| self.ooo[i]));
             let rest = self.ooo.iter().rev().filter(|r| Some(**r) != recent).copied();
             for (s, e) in recent.into_iter().chain(rest).take(MAX_SACK_BLOCKS) {
                 pkt.sack[n] = SackBlock { start: (s - self.rcv_nxt) as u32, end: (e - self.rcv_nxt) as u32 };
@@ -113,7 +122,6 @@ impl TcpReceiver {
         // SACK option: 2 bytes kind/length + 8 per block, padded to 4 (RFC 2018 §3).
         let sack_bytes = if pkt.sack_len > 0 { (2 + 8 * pkt.sack_len as u32).next_multiple_of(4) } else { 0 };
         pkt.size = self.cfg.header + sack_bytes;
-        cx.out.push(pkt);
         self.unacked_segments = 0;
         self.delack_deadline = None;
     }

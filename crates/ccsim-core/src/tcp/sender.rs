@@ -46,10 +46,14 @@ use crate::results::FlowResult;
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::Time;
 
-/// One outstanding segment.
+/// One outstanding segment: 24 bytes, so that the walks over the window (acknowledged
+/// segments, SACKed ones) touch as few cache lines as they can. What only E-DCTCP uses is
+/// kept apart, in [`Notice`].
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     seq: u64,
+    /// When this segment was last sent.
+    xmit_time: Time,
     len: u32,
     /// Reported by a SACK block (RFC 6675 "SACKed").
     sacked: bool,
@@ -57,14 +61,19 @@ struct Segment {
     lost: bool,
     /// A retransmitted copy is in flight.
     retrans: bool,
-    /// When this segment was last sent.
-    xmit_time: Time,
     /// Sent more than once: a SACK for it does not tell which copy arrived.
     ever_retx: bool,
-    /// Explicit loss notifications received for it (E-DCTCP).
+}
+
+/// E-DCTCP state of an outstanding segment that a router returned at least once.
+#[derive(Clone, Copy, Debug)]
+struct Notice {
+    /// The segment `[seq, end)`.
+    seq: u64,
+    end: u64,
+    /// Explicit loss notifications received for it.
     bounces: u8,
-    /// Returned by a loss notification: not to be retransmitted before this time (E-DCTCP
-    /// backoff); 0 if not held.
+    /// Not to be retransmitted before this time (the algorithm's backoff); 0 if not held.
     hold_until: Time,
 }
 
@@ -93,6 +102,9 @@ pub struct TcpSender {
     cc: Box<dyn CongestionControl>,
     st: CcState,
     app: Box<dyn Application>,
+    /// `app.next_wakeup()`, read after every call into the application (the only times its
+    /// state changes), so the engine's per-event `next_wakeup` makes no virtual call.
+    app_wakeup: Option<Time>,
     rtt: RttEstimator,
 
     /// Oldest unacknowledged byte (RFC 793 SND.UNA).
@@ -105,6 +117,10 @@ pub struct TcpSender {
     rwnd: u64,
 
     scoreboard: VecDeque<Segment>,
+    /// Segments in the scoreboard shorter than one MSS (the application had less to send).
+    /// While there are none, segment `i` starts at `front.seq + i * MSS`, so a sequence
+    /// number's index is computed instead of searched for (see [`TcpSender::seq_count`]).
+    short_segs: u32,
     /// The byte ranges SACKed so far above `snd_una`, sorted and disjoint: their segments are
     /// all marked, so a SACK block is applied by visiting only what lies outside them.
     sacked_ranges: Vec<(u64, u64)>,
@@ -149,6 +165,20 @@ pub struct TcpSender {
     reno_recovery: bool,
     /// The congestion control asked for `FLAG_NC` on every data segment (ENCN).
     set_nc: bool,
+    /// Segments returned by loss notifications (E-DCTCP), in sequence order; an entry goes
+    /// when its segment is acknowledged. Empty for every other algorithm.
+    notices: VecDeque<Notice>,
+}
+
+/// Number of ranges (sorted, disjoint) ending at or before `x`: `partition_point(|r| r.1 <= x)`.
+/// There are seldom more than a few SACKed ranges, and a scan of those is cheaper than a
+/// binary search's setup; many (heavy loss) are searched.
+#[inline]
+fn ranges_ending_by(r: &[(u64, u64)], x: u64) -> usize {
+    if r.len() > 4 {
+        return r.partition_point(|q| q.1 <= x);
+    }
+    r.iter().take_while(|q| q.1 <= x).count()
 }
 
 struct SockView<'a> {
@@ -192,11 +222,13 @@ impl TcpSender {
             cfg,
             cc,
             st,
+            app_wakeup: app.next_wakeup(),
             app,
             snd_una: 0,
             snd_nxt: 0,
             app_end: 0,
             scoreboard: VecDeque::new(),
+            short_segs: 0,
             sacked_ranges: Vec::new(),
             retx_order: VecDeque::new(),
             sacked_bytes: 0,
@@ -219,6 +251,7 @@ impl TcpSender {
             rng: Rng::stream(0, Stream::Flow(flow)),
             reno_recovery,
             set_nc,
+            notices: VecDeque::new(),
         }
     }
 
@@ -276,8 +309,46 @@ impl TcpSender {
         self.st.rwnd = self.rwnd;
     }
 
+    /// Number of segments starting before byte `x`: `partition_point(|s| s.seq < x)`.
+    /// Segments are contiguous from the front; while they all are one MSS long the index is
+    /// a division, which neither costs a binary search's ~10 probes nor touches the
+    /// scoreboard's (cold, at many flows) middle.
+    fn seq_count(&self, x: u64) -> usize {
+        let i = match self.scoreboard.front() {
+            Some(f) if self.short_segs == 0 => {
+                let d = x.saturating_sub(f.seq).div_ceil(self.cfg.mss as u64);
+                d.min(self.scoreboard.len() as u64) as usize
+            }
+            _ => return self.scoreboard.partition_point(|s| s.seq < x),
+        };
+        debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.seq < x));
+        i
+    }
+
+    /// Number of segments ending at or before byte `x`: `partition_point(|s| s.end() <= x)`,
+    /// computed as in [`TcpSender::seq_count`].
+    fn end_count(&self, x: u64) -> usize {
+        let i = match self.scoreboard.front() {
+            Some(f) if self.short_segs == 0 => {
+                let d = x.saturating_sub(f.seq) / self.cfg.mss as u64;
+                d.min(self.scoreboard.len() as u64) as usize
+            }
+            _ => return self.scoreboard.partition_point(|s| s.end() <= x),
+        };
+        debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.end() <= x));
+        i
+    }
+
+    /// E-DCTCP: until when segment `seq` is held back from retransmission (0: not held).
+    fn hold_until(&self, seq: u64) -> Time {
+        if self.notices.is_empty() {
+            return 0;
+        }
+        self.notices.binary_search_by_key(&seq, |n| n.seq).map_or(0, |k| self.notices[k].hold_until)
+    }
+
     fn index_of(&self, seq: u64) -> Option<usize> {
-        let i = self.scoreboard.partition_point(|s| s.seq < seq);
+        let i = self.seq_count(seq);
         (i < self.scoreboard.len() && self.scoreboard[i].seq == seq).then_some(i)
     }
 
@@ -312,11 +383,17 @@ impl TcpSender {
 
     /// Remove segments cumulatively acknowledged by `ack`.
     fn remove_acked(&mut self, ack: u64) {
+        while self.notices.front().is_some_and(|n| n.end <= ack) {
+            self.notices.pop_front();
+        }
         while let Some(s) = self.scoreboard.front() {
             if s.end() > ack {
                 break;
             }
             let s = self.scoreboard.pop_front().expect("front exists");
+            if s.len != self.cfg.mss {
+                self.short_segs -= 1;
+            }
             if !s.ever_retx {
                 self.delivered_xmit_time = self.delivered_xmit_time.max(s.xmit_time);
             }
@@ -346,7 +423,12 @@ impl TcpSender {
                 continue;
             }
             let mut lo = start;
-            let mut k = self.sacked_ranges.partition_point(|r| r.1 <= lo);
+            let mut k = ranges_ending_by(&self.sacked_ranges, lo);
+            if self.sacked_ranges.get(k).is_some_and(|&(rs, re)| rs <= start && re >= end) {
+                // Inside one remembered range (most blocks repeat an earlier ACK's): nothing
+                // to mark, and remembering it again would change nothing.
+                continue;
+            }
             while lo < end {
                 let gap_end = match self.sacked_ranges.get(k) {
                     Some(&(rs, re)) if rs <= lo => {
@@ -358,7 +440,7 @@ impl TcpSender {
                     None => end,
                 };
                 // Segments overlapping the uncovered part [lo, gap_end) of the block.
-                let mut i = self.scoreboard.partition_point(|s| s.end() <= lo);
+                let mut i = self.end_count(lo);
                 while i < self.scoreboard.len() && self.scoreboard[i].seq < gap_end {
                     let s = &self.scoreboard[i];
                     if s.seq >= start && s.end() <= end {
@@ -381,7 +463,7 @@ impl TcpSender {
             return;
         }
         let r = &mut self.sacked_ranges;
-        let i = r.partition_point(|x| x.1 < start);
+        let i = ranges_ending_by(r, start.saturating_sub(1));
         let mut j = i;
         let (mut s, mut e) = (start, end);
         while j < r.len() && r[j].0 <= end {
@@ -405,7 +487,7 @@ impl TcpSender {
             return;
         }
         // Walk down from the highest SACKed segment to the DupThresh-th SACKed one.
-        let mut i = self.scoreboard.partition_point(|s| s.end() <= self.high_sacked.saturating_sub(1));
+        let mut i = self.end_count(self.high_sacked.saturating_sub(1));
         let mut seen = 0;
         let frontier = loop {
             if i >= self.scoreboard.len() {
@@ -425,7 +507,7 @@ impl TcpSender {
         if frontier <= self.lost_frontier {
             return;
         }
-        let mut j = self.scoreboard.partition_point(|s| s.seq < self.lost_frontier);
+        let mut j = self.seq_count(self.lost_frontier);
         while j < self.scoreboard.len() && self.scoreboard[j].seq < frontier {
             self.mark_lost(j);
             j += 1;
@@ -481,6 +563,8 @@ impl TcpSender {
 
     // ----- transmission -----
 
+    /// Inlined: called once per data segment from two places (new data, retransmission).
+    #[inline(always)]
     fn emit(&mut self, seq: u64, len: u32, retransmission: bool, cx: &mut Cx) {
         let mut flags = if self.set_nc { FLAG_NC } else { 0 };
         let ecn = if self.cfg.ecn && !retransmission { Ecn::Ect0 } else { Ecn::NotEct };
@@ -543,14 +627,14 @@ impl TcpSender {
             // whatever makes a segment below it eligible again also lowers the hint.
             return None;
         }
-        let mut i = self.scoreboard.partition_point(|s| s.seq < self.retx_hint);
+        let mut i = self.seq_count(self.retx_hint);
         let frontier = self.lost_frontier.max(self.notice_frontier);
         while i < self.scoreboard.len() {
             let s = &self.scoreboard[i];
             if s.seq >= frontier && !s.lost {
                 break;
             }
-            if s.lost && !s.sacked && !s.retrans && s.hold_until <= now {
+            if s.lost && !s.sacked && !s.retrans && self.hold_until(s.seq) <= now {
                 return Some(i);
             }
             i += 1;
@@ -568,25 +652,30 @@ impl TcpSender {
         } else {
             0
         };
+        // Nothing in the loop changes the window; `pipe` is carried along: a new segment adds
+        // its length, a retransmission (which also marks the segment lost) is recounted.
+        let window = self.st.cwnd + allowance;
+        let mut pipe = self.pipe();
         loop {
-            let window = self.st.cwnd + allowance;
             if let Some(i) = self.next_lost(cx.now) {
                 let len = self.scoreboard[i].len as u64;
-                if self.pipe() + len > window {
+                if pipe + len > window {
                     break;
                 }
                 self.retransmit(i, cx);
                 self.retx_hint = self.scoreboard[i].end();
+                pipe = self.pipe();
                 continue;
             }
             let len = (self.app_end.saturating_sub(self.snd_nxt)).min(mss);
-            if len == 0
-                || self.pipe() + len > window
-                || self.snd_nxt + len - self.snd_una > self.rwnd
-            {
+            if len == 0 || pipe + len > window || self.snd_nxt + len - self.snd_una > self.rwnd {
                 break;
             }
+            pipe += len;
             let seq = self.snd_nxt;
+            if len != mss {
+                self.short_segs += 1;
+            }
             self.scoreboard.push_back(Segment {
                 seq,
                 len: len as u32,
@@ -595,8 +684,6 @@ impl TcpSender {
                 retrans: false,
                 xmit_time: cx.now,
                 ever_retx: false,
-                bounces: 0,
-                hold_until: 0,
             });
             self.snd_nxt += len;
             self.emit(seq, len as u32, false, cx);
@@ -632,14 +719,19 @@ impl TcpSender {
         // Linux's `ca_rtt`: from the newest segment this ACK covers, which triggered it, so
         // the receiver's delayed-ACK wait is left out; only for a segment sent once and not
         // SACKed before (whose arrival this ACK then reports).
-        // The scoreboard is in sequence order from SND.UNA, so the segments this ACK covers
-        // are its first ones: counting them from the front costs the segments acknowledged
-        // (which `remove_acked` visits anyway) instead of a binary search over the window,
+        // While every segment is one MSS the count is a division; otherwise the segments this
+        // ACK covers are the scoreboard's first ones (it starts at SND.UNA), and counting them
+        // from the front costs what `remove_acked` visits anyway instead of a binary search
         // whose probes land on cold cache lines. Same index as `partition_point`.
-        let mut newest = 0;
-        while newest < self.scoreboard.len() && self.scoreboard[newest].end() <= ack {
-            newest += 1;
-        }
+        let newest = if self.short_segs == 0 {
+            self.end_count(ack)
+        } else {
+            let mut n = 0;
+            while n < self.scoreboard.len() && self.scoreboard[n].end() <= ack {
+                n += 1;
+            }
+            n
+        };
         let rtt_last = newest
             .checked_sub(1)
             .map(|i| self.scoreboard[i])
@@ -654,18 +746,25 @@ impl TcpSender {
             if let Some(r) = rtt {
                 self.rtt.sample(r);
                 cx.stats.rtt_sample(now, r);
-                self.sync_state(now);
+                // `st` was synced above; only the RTT estimates changed since.
+                self.st.srtt = self.rtt.srtt;
+                self.st.min_rtt = self.rtt.min_rtt;
                 self.cc.on_rtt_sample(&self.st, r);
             }
             self.remove_acked(ack);
-            let gone = self.sacked_ranges.partition_point(|r| r.1 <= ack);
-            self.sacked_ranges.drain(..gone);
+            if !self.sacked_ranges.is_empty() {
+                let gone = ranges_ending_by(&self.sacked_ranges, ack);
+                self.sacked_ranges.drain(..gone);
+            }
             self.snd_una = ack;
             self.dupacks = 0;
             self.retx_hint = self.retx_hint.max(ack);
             self.lost_frontier = self.lost_frontier.max(ack);
             self.high_sacked = self.high_sacked.max(ack);
-            self.sync_state(now);
+            // Since the full sync above only SND.UNA and the scoreboard counters changed.
+            self.st.snd_una = self.snd_una;
+            self.st.flight_size = self.flight_size();
+            self.st.bytes_in_flight = self.pipe();
 
             let mut restart_rto = true;
             match self.recovery {
@@ -781,8 +880,17 @@ impl TcpSender {
             seg.retrans = false;
             self.retrans_bytes -= seg.len as u64;
         }
-        seg.bounces = seg.bounces.saturating_add(1);
-        let (bounces, xmit_time) = (seg.bounces, seg.xmit_time);
+        let (xmit_time, end) = (seg.xmit_time, seg.end());
+        let k = match self.notices.binary_search_by_key(&pkt.seq, |n| n.seq) {
+            Ok(k) => k,
+            Err(k) => {
+                self.notices.insert(k, Notice { seq: pkt.seq, end, bounces: 0, hold_until: 0 });
+                k
+            }
+        };
+        let n = &mut self.notices[k];
+        n.bounces = n.bounces.saturating_add(1);
+        let bounces = n.bounces;
         self.mark_lost(i);
         self.sync_state(cx.now);
         let hold = self.cc.on_loss_notice(&self.st, bounces as u32, &mut self.rng);
@@ -800,7 +908,7 @@ impl TcpSender {
         }
         if hold > 0 {
             let until = cx.now.saturating_add(hold);
-            self.scoreboard[i].hold_until = until;
+            self.notices[k].hold_until = until;
             self.hold_expiry = Some(self.hold_expiry.map_or(until, |t| t.min(until)));
         }
         // The notice is feedback as an ACK is (RFC 6298 §5.3): the path is alive and the loss
@@ -813,7 +921,7 @@ impl TcpSender {
     /// Returned segments whose backoff has passed become eligible for retransmission.
     fn release_holds(&mut self, now: Time) {
         self.hold_expiry = None;
-        for s in self.scoreboard.iter_mut() {
+        for s in self.notices.iter_mut() {
             if s.hold_until == 0 {
                 continue;
             }
@@ -874,8 +982,10 @@ impl TcpSender {
         self.retx_order.clear();
         for i in 0..self.scoreboard.len() {
             self.scoreboard[i].retrans = false;
-            self.scoreboard[i].hold_until = 0;
             self.mark_lost(i);
+        }
+        for n in self.notices.iter_mut() {
+            n.hold_until = 0;
         }
         self.hold_expiry = None;
         self.lost_frontier = self.snd_nxt;
@@ -903,6 +1013,7 @@ impl TcpSender {
         } else {
             self.app.on_wakeup(cx.now, &mut sock, cx.stats);
         }
+        self.app_wakeup = self.app.next_wakeup();
     }
 }
 
@@ -922,7 +1033,7 @@ impl Endpoint for TcpSender {
 
     fn on_wakeup(&mut self, cx: &mut Cx) {
         let now = cx.now;
-        if self.app.next_wakeup().is_some_and(|t| t <= now) {
+        if self.app_wakeup.is_some_and(|t| t <= now) {
             self.run_app(cx, false);
         }
         if self.rto_deadline.is_some_and(|t| t <= now) {
@@ -936,7 +1047,14 @@ impl Endpoint for TcpSender {
     }
 
     fn next_wakeup(&self) -> Option<Time> {
-        [self.app.next_wakeup(), self.rto_deadline, self.hold_expiry].into_iter().flatten().min()
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, None) => x,
+                (None, y) => y,
+            }
+        }
+        earlier(earlier(self.app_wakeup, self.rto_deadline), self.hold_expiry)
     }
 
     fn on_app_trigger(&mut self, cx: &mut Cx) {
