@@ -1,6 +1,5 @@
 //! The discrete-event core: simulated time, the event queue and random streams.
 
-pub mod calendar;
 pub mod dist;
 pub mod queue;
 pub mod rng;
