@@ -476,11 +476,7 @@ impl Simulation {
             self.run_until(p);
             panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
         }
-        while let Some(time) = self.events.peek_time() {
-            if time > end {
-                break;
-            }
-            let (time, event) = self.events.pop().expect("peeked");
+        while let Some((time, event)) = self.events.pop_until(end) {
             invariants::time_order(self.now, time, &event);
             self.now = time;
             self.executed += 1;

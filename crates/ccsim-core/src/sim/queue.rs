@@ -125,9 +125,9 @@ pub struct EventQueue {
     current: Vec<Entry>,
     /// Per slot: the first node of its list, or `NIL`. Slot `b % SLOTS` holds bucket `b`,
     /// for buckets in `(cursor, cursor + SLOTS)`.
-    heads: Box<[u32]>,
+    heads: Box<[u32; SLOTS]>,
     /// One bit per slot: its list is not empty.
-    occupied: Box<[u64]>,
+    occupied: Box<[u64; WORDS]>,
     /// Entries in the wheel.
     in_wheel: usize,
     /// The node pool; free nodes are chained from `free`.
@@ -150,8 +150,8 @@ impl EventQueue {
         EventQueue {
             cursor: 0,
             current: Vec::new(),
-            heads: vec![NIL; SLOTS].into_boxed_slice(),
-            occupied: vec![0; WORDS].into_boxed_slice(),
+            heads: Box::new([NIL; SLOTS]),
+            occupied: Box::new([0; WORDS]),
             in_wheel: 0,
             nodes: Vec::new(),
             free: NIL,
@@ -198,6 +198,19 @@ impl EventQueue {
             return None;
         }
         self.current.last().map(Entry::time)
+    }
+
+    /// Remove and return the earliest pending event if it is due at or before `end`.
+    #[inline]
+    pub fn pop_until(&mut self, end: Time) -> Option<(Time, Event)> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        let e = self.current.last()?;
+        if e.time() > end {
+            return None;
+        }
+        self.current.pop().map(|e| (e.time(), e.event))
     }
 
     /// Remove and return the earliest pending event.
