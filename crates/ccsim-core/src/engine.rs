@@ -400,14 +400,6 @@ impl Simulation {
             Rng::stream(cfg.seed, Stream::Queue(index)),
             cfg.warmup_ns,
         )?;
-        let mut queue = queue;
-        // A DropTail queue before a wire that loses nothing is scheduled (see `qdisc`): its
-        // packets' transmission times are fixed on arrival. A lossy wire draws its losses
-        // at the start of each transmission, in time order with everything else, so it
-        // keeps the packet-by-packet path.
-        if spec.loss == 0.0 {
-            queue.schedule_fifo();
-        }
         Ok(LinkDir {
             name: format!("{}->{}", names[from as usize], names[to as usize]),
             from,
@@ -417,7 +409,6 @@ impl Simulation {
             loss: spec.loss,
             queue,
             busy_until: 0,
-            backlog_until: 0,
             last_tx: (0, 0),
             tx_pending: false,
             wire: Default::default(),
@@ -486,10 +477,6 @@ impl Simulation {
             }
         }
         self.now = self.now.max(end);
-        // Whatever reads the queues between slices sees them up to date.
-        for l in 0..self.links.len() {
-            self.catch_up(l);
-        }
         invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, self.processing.iter().flatten().flat_map(|s| s.packets()));
     }
 
@@ -747,9 +734,6 @@ impl Simulation {
     }
 
     fn enqueue(&mut self, l: usize, pkt: Packet) {
-        if self.links[l].queue.is_scheduled() {
-            return self.offer(l, pkt);
-        }
         let link = &mut self.links[l];
         // An idle link with an empty DropTail queue sends the packet at once; the queue only
         // counts it (see `Queue::pass_through`). Same events, same order as the long way.
@@ -764,47 +748,6 @@ impl Simulation {
         self.links[l].queue.enqueue(self.now, pkt, &mut self.queue_events);
         self.account_queue_events(l);
         self.kick(l);
-    }
-
-    /// Link `l` has a scheduled queue (see `qdisc`): the packet's transmission is fixed now
-    /// (FIFO at a constant rate, after the backlog ahead of it), so if the queue accepts it
-    /// it goes onto the wire at once, with the time it will arrive at the far end.
-    fn offer(&mut self, l: usize, pkt: Packet) {
-        let now = self.now;
-        self.catch_up_before(l, now);
-        let link = &mut self.links[l];
-        let start = link.backlog_until.max(now);
-        let finish = start + link.tx_time(pkt.size);
-        let Some(pkt) = link.queue.offer(now, pkt, start, finish, &mut self.queue_events) else {
-            return self.account_queue_events(l);
-        };
-        link.backlog_until = finish;
-        if start == now {
-            link.count_transmission(start, finish, pkt.size, self.warmup);
-        }
-        let arrive = finish + link.delay;
-        if link.wire.is_empty() {
-            self.events.push(arrive, Event::Arrive(l as u32));
-        }
-        link.wire.push_back((arrive, pkt));
-        self.inv.wire_enter(l, now, arrive, &pkt);
-    }
-
-    /// Count the transmissions a scheduled link `l` started before `t` (nothing for other
-    /// links). A transmission starting at `t` itself takes its packet after the arrivals of
-    /// that instant (see `qdisc`), so an arrival or a sample at `t` sees it still queued.
-    #[inline]
-    fn catch_up_before(&mut self, l: usize, t: Time) {
-        let link = &mut self.links[l];
-        while let Some(d) = link.queue.next_departure_before(t) {
-            link.count_transmission(d.start, d.finish, d.size, self.warmup);
-        }
-    }
-
-    /// Count every transmission a scheduled link `l` started up to now: at the end of a
-    /// slice, when every event of this instant has run.
-    fn catch_up(&mut self, l: usize) {
-        self.catch_up_before(l, self.now + 1);
     }
 
     /// Start the transmitter if it is idle, or make sure it will look at the queue when it
@@ -839,8 +782,14 @@ impl Simulation {
         let link = &mut self.links[l];
         let mut lost_datagram = None;
         let done = now + link.tx_time(pkt.size);
-        link.count_transmission(now, done, pkt.size, self.warmup);
+        link.busy_until = done;
         let measuring = now >= self.warmup;
+        if measuring {
+            link.tx_bytes += pkt.size as u64;
+        }
+        if done > self.warmup {
+            link.busy_ns += done - now.max(self.warmup);
+        }
         if link.loss > 0.0 && link.rng.chance(link.loss) {
             link.total_losses += 1;
             let fs = &mut self.flow_stats[pkt.flow as usize];
@@ -938,10 +887,6 @@ impl Simulation {
     }
 
     fn sample(&mut self) {
-        for k in 0..self.sampler.as_ref().map_or(0, |s| s.queues.len()) {
-            let q = self.sampler.as_ref().map_or(0, |s| s.queues[k]);
-            self.catch_up_before(q as usize, self.now);
-        }
         let Some(s) = self.sampler.as_mut() else { return };
         s.time.push(secs(self.now));
         let mut c = 0;
@@ -977,12 +922,7 @@ impl Simulation {
         let injected: u64 = self.flow_stats.iter().map(|s| s.total_injected).sum();
         let arrived: u64 = self.flow_stats.iter().map(|s| s.total_arrived).sum();
         let lost: u64 = self.flow_stats.iter().map(|s| s.total_lost).sum();
-        // A scheduled queue's packets are on its wire already.
-        let held: u64 = self
-            .links
-            .iter()
-            .map(|l| if l.queue.is_scheduled() { 0 } else { l.queue.len_packets() as u64 } + l.wire.len() as u64)
-            .sum::<u64>()
+        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + l.wire.len() as u64).sum::<u64>()
             + self.processing.iter().flatten().map(|s| s.len() as u64).sum::<u64>();
         if injected == arrived + lost + held {
             Ok(())
@@ -1012,9 +952,6 @@ impl Simulation {
     /// Everything measured, over the window [warm-up, now].
     pub fn results(&mut self) -> Results {
         let now = self.now;
-        for l in 0..self.links.len() {
-            self.catch_up(l);
-        }
         for l in &mut self.links {
             l.queue.integrate(now);
         }

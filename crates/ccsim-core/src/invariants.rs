@@ -199,8 +199,7 @@ pub fn flow_conservation<'a>(now: Time, seed: u64, flows: &[FlowStats], links: &
             }
         }
         for (f, s) in flows.iter().enumerate() {
-            // A scheduled queue's packets are on its wire already (counted there).
-            let queued: u64 = links.iter().filter(|l| !l.queue.is_scheduled()).map(|l| l.queue.check.held(f)).sum();
+            let queued: u64 = links.iter().map(|l| l.queue.check.held(f)).sum();
             let accounted = s.total_arrived + s.total_lost + queued + on_wires[f] + other[f];
             if s.total_injected != accounted {
                 violation(
@@ -403,7 +402,6 @@ mod tests {
             loss: 0.0,
             queue: Queue::new("droptail", Box::new(crate::qdisc::droptail::DropTail::packets(10)), Rng::stream(1, Stream::Queue(0)), 0),
             busy_until: 0,
-            backlog_until: 0,
             last_tx: (0, 0),
             tx_pending: false,
             wire: Default::default(),

@@ -20,11 +20,8 @@ use crate::sim::time::{tx_time, Time};
 /// whole-run counters last.
 #[repr(C)]
 pub struct LinkDir {
-    /// The transmitter is busy until this time (the end of the latest transmission started).
+    /// The transmitter is busy until this time.
     pub busy_until: Time,
-    /// Scheduled queue only (see `qdisc`): the end of the last transmission the accepted
-    /// packets will make, waiting ones included.
-    pub backlog_until: Time,
     /// Transmission rate (bit/s).
     pub rate_bps: u64,
     /// Propagation delay.
@@ -70,18 +67,5 @@ impl LinkDir {
             self.last_tx = (size, tx_time(size, self.rate_bps));
         }
         self.last_tx.1
-    }
-
-    /// A transmission of `size` bytes from `start` to `finish`: the transmitter's busy time
-    /// and bytes, counted from `warmup` on.
-    #[inline]
-    pub fn count_transmission(&mut self, start: Time, finish: Time, size: u32, warmup: Time) {
-        self.busy_until = finish;
-        if start >= warmup {
-            self.tx_bytes += size as u64;
-        }
-        if finish > warmup {
-            self.busy_ns += finish - start.max(warmup);
-        }
     }
 }

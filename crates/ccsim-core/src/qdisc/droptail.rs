@@ -48,11 +48,6 @@ impl DropTail {
         self.fits(pkt)
     }
 
-    /// The buffer size.
-    pub fn limit(&self) -> Size {
-        self.limit
-    }
-
     fn fits(&self, pkt: &Packet) -> bool {
         match self.limit {
             Size::Packets(n) => (self.fifo.len() as u64) < n,

@@ -10,22 +10,6 @@
 //!
 //! Length convention (ALGORITHMS.md A1): the packet being serialized has left the queue, as
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
-//!
-//! A DropTail queue in front of a loss-free link is *scheduled* ([`Queue::schedule_fifo`]):
-//! first in, first out at a constant rate, so the moment an accepted packet will start its
-//! transmission is known when it arrives (the end of the backlog ahead of it). The link then
-//! puts it on its wire at once, and the queue keeps only a [`Departure`] record per waiting
-//! packet, whose departure it counts when the engine next looks at the queue
-//! ([`Queue::next_departure_before`]), in time order and at the start time itself, so every
-//! length, integral and sojourn statistic is the one the packet-by-packet path gives. This
-//! saves the transmitter's event per packet and copying the packet into the buffer and out.
-//!
-//! Simultaneous events: a transmission that starts at the very nanosecond packets arrive
-//! takes its packet after those arrivals (they see it still queued, and may be dropped for
-//! it). The packet-by-packet path orders such coincidences by when their events were
-//! scheduled, which in practice mostly gives the same order. The rule matters when arrivals
-//! are phase-locked to departures (a zero-delay feeder at the bottleneck's rate): counting the
-//! departure first there would admit the locked flow's every packet and lock the others out.
 
 pub mod choke;
 pub mod codel;
@@ -179,47 +163,10 @@ pub trait QueueDisc: Send {
 }
 
 /// The discipline inside a [`Queue`]: DropTail, the common case, is called directly (its
-/// methods inline into the packet path), or scheduled; every other one through its trait
-/// object.
+/// methods inline into the packet path); every other one through its trait object.
 enum Disc {
     DropTail(droptail::DropTail),
-    Scheduled(Scheduled),
     Dyn(Box<dyn QueueDisc>),
-}
-
-/// A packet waiting in a scheduled DropTail queue: when it will start and finish its
-/// transmission, and what its departure counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Departure {
-    /// Start of its transmission: it leaves the queue then.
-    pub start: Time,
-    /// End of its transmission.
-    pub finish: Time,
-    /// When it arrived.
-    pub enqueued_at: Time,
-    /// Its size (bytes).
-    pub size: u32,
-    /// Its flow (for the debug-build checks).
-    pub flow: u32,
-}
-
-/// DropTail with departure times known on arrival (see the module documentation): the
-/// waiting packets themselves are on the link's wire already.
-struct Scheduled {
-    limit: Size,
-    waiting: std::collections::VecDeque<Departure>,
-    bytes: u64,
-}
-
-impl Scheduled {
-    /// DropTail's rule, on the packets still waiting.
-    #[inline]
-    fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            Size::Packets(n) => (self.waiting.len() as u64) < n,
-            Size::Bytes(n) => self.bytes + size as u64 <= n,
-        }
-    }
 }
 
 impl Disc {
@@ -233,7 +180,6 @@ impl Disc {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         match self {
             Disc::DropTail(d) => d.enqueue(pkt, ctx),
-            Disc::Scheduled(_) => unreachable!("a scheduled queue takes packets through Queue::offer"),
             Disc::Dyn(d) => d.enqueue(pkt, ctx),
         }
     }
@@ -241,8 +187,6 @@ impl Disc {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
         match self {
             Disc::DropTail(d) => d.dequeue(ctx),
-            // Its packets are on the wire already; departures go through `next_departure`.
-            Disc::Scheduled(_) => None,
             Disc::Dyn(d) => d.dequeue(ctx),
         }
     }
@@ -250,7 +194,6 @@ impl Disc {
     fn len_packets(&self) -> usize {
         match self {
             Disc::DropTail(d) => d.len_packets(),
-            Disc::Scheduled(s) => s.waiting.len(),
             Disc::Dyn(d) => d.len_packets(),
         }
     }
@@ -258,21 +201,19 @@ impl Disc {
     fn len_bytes(&self) -> u64 {
         match self {
             Disc::DropTail(d) => d.len_bytes(),
-            Disc::Scheduled(s) => s.bytes,
             Disc::Dyn(d) => d.len_bytes(),
         }
     }
     #[inline]
     fn next_wakeup(&self) -> Option<Time> {
         match self {
-            Disc::DropTail(_) | Disc::Scheduled(_) => None,
+            Disc::DropTail(_) => None,
             Disc::Dyn(d) => d.next_wakeup(),
         }
     }
     fn on_wakeup(&mut self, ctx: &mut QdiscCtx) {
         match self {
             Disc::DropTail(d) => d.on_wakeup(ctx),
-            Disc::Scheduled(_) => {}
             Disc::Dyn(d) => d.on_wakeup(ctx),
         }
     }
@@ -373,104 +314,6 @@ impl Queue {
     pub fn with_checks(mut self, name: &str, limit: Option<Size>) -> Self {
         self.check = QueueCheck::new(name, limit);
         self
-    }
-
-    /// Make an empty DropTail queue scheduled (see the module documentation); the engine
-    /// does so for the queue of a link that never loses packets on its wire. Any other
-    /// discipline is left as it is. True if the queue is scheduled now.
-    pub fn schedule_fifo(&mut self) -> bool {
-        if let Disc::DropTail(d) = &self.disc {
-            if d.len_packets() == 0 {
-                self.disc = Disc::Scheduled(Scheduled { limit: d.limit(), waiting: Default::default(), bytes: 0 });
-            }
-        }
-        self.is_scheduled()
-    }
-
-    /// True for a scheduled DropTail queue: packets go in through [`Queue::offer`].
-    #[inline]
-    pub fn is_scheduled(&self) -> bool {
-        matches!(self.disc, Disc::Scheduled(_))
-    }
-
-    /// Scheduled queue: offer `pkt` at `now`, to start its transmission at `start` (not
-    /// before `now`: the end of the backlog ahead of it) and finish it at `finish`. Returns
-    /// the packet to put on the wire if DropTail accepts it; otherwise reports the drop in
-    /// `events`. A packet that starts at once (`start == now`) departs within this call,
-    /// counted exactly as an enqueue followed by a dequeue.
-    #[inline]
-    pub fn offer(&mut self, now: Time, mut pkt: Packet, start: Time, finish: Time, events: &mut Vec<QueueEvent>) -> Option<Packet> {
-        debug_assert!(start >= now && finish >= start);
-        self.integrate(now);
-        let Disc::Scheduled(q) = &mut self.disc else { unreachable!("offer on a queue that is not scheduled") };
-        let first = events.len();
-        let measuring = now >= self.measure_from;
-        let s = &mut self.stats;
-        s.total_in += 1;
-        if measuring {
-            s.arrivals += 1;
-        }
-        if !q.fits(pkt.size) {
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
-            ctx.drop(pkt, DropReason::Overflow);
-            s.total_dropped += 1;
-            if measuring {
-                s.drops += 1;
-                s.max_len_pkts = s.max_len_pkts.max(q.waiting.len() as u64);
-            }
-            self.check_invariants(now, Some(&pkt), None, &events[first..]);
-            return None;
-        }
-        pkt.enqueued_at = now;
-        let left = if start == now {
-            // Nothing ahead of it: length 0 before and after, sojourn 0.
-            s.total_out += 1;
-            s.last_sojourn = 0;
-            if measuring {
-                s.departures += 1;
-                s.max_len_pkts = s.max_len_pkts.max(1);
-                s.sojourn_hist.record(0);
-            }
-            Some(&pkt)
-        } else {
-            q.waiting.push_back(Departure { start, finish, enqueued_at: now, size: pkt.size, flow: pkt.flow });
-            q.bytes += pkt.size as u64;
-            if measuring {
-                s.max_len_pkts = s.max_len_pkts.max(q.waiting.len() as u64);
-            }
-            None
-        };
-        self.check_invariants(now, Some(&pkt), left, &events[first..]);
-        Some(pkt)
-    }
-
-    /// Scheduled queue: the next waiting packet whose transmission starts before `t`, its
-    /// departure counted at its start time; `None` when there is none (and for any other
-    /// discipline). Call until `None` before anything reads the queue at `t`.
-    #[inline]
-    pub fn next_departure_before(&mut self, t: Time) -> Option<Departure> {
-        let Disc::Scheduled(q) = &mut self.disc else { return None };
-        let d = *q.waiting.front().filter(|d| d.start < t)?;
-        // The length was constant since the last change, which is not after `d.start`.
-        self.integrate(d.start);
-        let Disc::Scheduled(q) = &mut self.disc else { unreachable!() };
-        q.waiting.pop_front();
-        q.bytes -= d.size as u64;
-        let s = &mut self.stats;
-        s.total_out += 1;
-        let sojourn = d.start - d.enqueued_at;
-        s.last_sojourn = sojourn;
-        if d.start >= self.measure_from {
-            s.departures += 1;
-            s.sojourn_sum += sojourn as u128;
-            s.sojourn_max = s.sojourn_max.max(sojourn);
-            s.sojourn_hist.record(sojourn);
-        }
-        if cfg!(debug_assertions) {
-            let left = Packet { flow: d.flow, size: d.size, ..Packet::default() };
-            self.check_invariants(d.start, None, Some(&left), &[]);
-        }
-        Some(d)
     }
 
     /// Packets held.
@@ -701,70 +544,6 @@ mod tests {
         assert_eq!(p.ecn, Ecn::Ce);
         assert!(ctx.mark(&mut p)); // already CE: not counted twice
         assert_eq!(ctx.marks, 1);
-    }
-
-    #[test]
-    fn a_scheduled_queue_counts_what_enqueue_and_dequeue_at_the_start_times_count() {
-        // Oracle: the ordinary enqueue/dequeue path driven by a FIFO server simulated by
-        // hand: the server takes the head packet whenever it is free, a packet that finds it
-        // free and the queue empty starts at once, and a transmission starting at the same
-        // nanosecond as arrivals takes its packet after them (the scheduled queue's rule).
-        // Arrivals include bursts (equal times) and arrivals exactly at transmission starts.
-        use crate::sim::rng::Stream;
-        use crate::sim::time::tx_time;
-        let rate = 10_000_000;
-        let warmup = 3_000_000;
-        let mk = |limit| Queue::new("droptail", Box::new(droptail::DropTail::new(limit)), Rng::stream(1, Stream::Queue(0)), warmup);
-        for limit in [Size::Packets(6), Size::Bytes(5_000)] {
-            let (mut scheduled, mut reference) = (mk(limit), mk(limit));
-            assert!(scheduled.schedule_fifo());
-            let (mut ev_s, mut ev_r) = (Vec::new(), Vec::new());
-            let mut rng = Rng::stream(7, Stream::Queue(1));
-            let (mut t, mut backlog_until, mut free_at) = (0u64, 0u64, 0u64);
-            let mut samples = Vec::new();
-            for k in 0..4_000u64 {
-                t += match rng.range_u64(0, 4) {
-                    0 => 0,                            // a burst
-                    1 => tx_time(1000, rate),          // one transmission later
-                    _ => rng.range_u64(1, 2_000_000),  // anywhere
-                };
-                let p = pkt((k % 3) as u32, k, [1000, 1000, 52, 1500][(k % 4) as usize]);
-                // Reference: the departures before now, then the arrival, which starts at
-                // once if nothing is queued and the server is free.
-                while free_at < t {
-                    let Some(out) = reference.dequeue(free_at, &mut ev_r) else { break };
-                    free_at += tx_time(out.size, rate);
-                }
-                let idle = reference.len_packets() == 0 && free_at <= t;
-                reference.enqueue(t, p, &mut ev_r);
-                if idle {
-                    if let Some(out) = reference.dequeue(t, &mut ev_r) {
-                        free_at = t + tx_time(out.size, rate);
-                    }
-                }
-                // Scheduled: catch up, then offer with the start the backlog gives.
-                while scheduled.next_departure_before(t).is_some() {}
-                let start = backlog_until.max(t);
-                let finish = start + tx_time(p.size, rate);
-                if let Some(accepted) = scheduled.offer(t, p, start, finish, &mut ev_s) {
-                    assert_eq!(accepted.enqueued_at, t);
-                    backlog_until = finish;
-                }
-                samples.push((scheduled.len_packets(), scheduled.len_bytes(), reference.len_packets(), reference.len_bytes()));
-            }
-            let end = t + 10_000_000;
-            while free_at <= end {
-                let Some(out) = reference.dequeue(free_at, &mut ev_r) else { break };
-                free_at += tx_time(out.size, rate);
-            }
-            while scheduled.next_departure_before(end + 1).is_some() {}
-            scheduled.integrate(end);
-            reference.integrate(end);
-            assert!(samples.iter().all(|&(a, b, c, d)| (a, b) == (c, d)), "lengths differ after an arrival");
-            assert_eq!(ev_s, ev_r, "the same drops");
-            assert!(reference.stats.drops > 100 && reference.stats.max_len_pkts > 3, "the test must fill the buffer");
-            assert_eq!(format!("{:?}", scheduled.stats), format!("{:?}", reference.stats));
-        }
     }
 
     #[test]
