@@ -829,11 +829,16 @@ impl Simulation {
     }
 
     /// Charge the drops and marks queue `l` just reported to their flows (and log them).
+    #[inline]
     fn account_queue_events(&mut self, l: usize) {
         // Called after every enqueue and transmission; most of them drop and mark nothing.
-        if self.queue_events.is_empty() {
-            return;
+        if !self.queue_events.is_empty() {
+            self.charge_queue_events(l);
         }
+    }
+
+    /// The work of `account_queue_events` when there is some.
+    fn charge_queue_events(&mut self, l: usize) {
         let measuring = self.now >= self.warmup;
         let node = self.links[l].from;
         let mut events = std::mem::take(&mut self.queue_events);
