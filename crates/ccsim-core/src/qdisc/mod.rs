@@ -263,10 +263,8 @@ pub struct QueueStats {
     pub last_sojourn: Time,
     /// Largest length seen (packets).
     pub max_len_pkts: u64,
-    /// Sojourn times of departures (measured window), for quantiles.
+    /// Sojourn times of departures (measured window), for quantiles and the maximum.
     pub sojourn_hist: sojourn::SojournHistogram,
-    /// Largest sojourn time (ns).
-    pub sojourn_max: Time,
     /// Sum and maximum of sojourn times of departures (ns).
     pub sojourn_sum: u128,
     /// Integral of length over time: packets*ns, packets^2*ns, bytes*ns, bytes^2*ns.
@@ -393,7 +391,6 @@ impl Queue {
             if now >= self.measure_from {
                 s.departures += 1;
                 s.sojourn_sum += sojourn as u128;
-                s.sojourn_max = s.sojourn_max.max(sojourn);
                 s.sojourn_hist.record(sojourn);
             }
         }
@@ -508,7 +505,7 @@ mod tests {
         assert_eq!((s.arrivals, s.departures, s.drops), (3, 3, 0));
         // Sojourn: 20, 10, 10 ns.
         assert_eq!(s.sojourn_sum, 40);
-        assert_eq!(s.sojourn_max, 20);
+        assert_eq!(s.sojourn_hist.max(), 20);
         assert_eq!(s.sojourn_hist.count(), 3);
         assert_eq!(s.sojourn_hist.quantile(0.5), Some(10.0));
         assert_eq!(s.max_len_pkts, 3);

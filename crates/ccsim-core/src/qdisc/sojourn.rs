@@ -24,13 +24,12 @@ pub const BINS: usize = (SUB + (64 - SUB_BITS as u64) * SUB) as usize;
 #[derive(Clone, Debug)]
 pub struct SojournHistogram {
     counts: Vec<u64>,
-    total: u64,
     max: u64,
 }
 
 impl Default for SojournHistogram {
     fn default() -> Self {
-        SojournHistogram { counts: Vec::new(), total: 0, max: 0 }
+        SojournHistogram { counts: Vec::new(), max: 0 }
     }
 }
 
@@ -65,23 +64,29 @@ impl SojournHistogram {
             self.counts.resize(b + 1, 0);
         }
         self.counts[b] += 1;
-        self.total += 1;
         self.max = self.max.max(v);
     }
 
-    /// Values counted.
+    /// Values counted (a sum over the bins: the queue counts its departures itself, so the
+    /// packet path keeps no second counter).
     pub fn count(&self) -> u64 {
-        self.total
+        self.counts.iter().sum()
+    }
+
+    /// The largest value recorded (0 when none was).
+    pub fn max(&self) -> u64 {
+        self.max
     }
 
     /// The `q`-quantile (0 < q <= 1) in ns; `None` when nothing was recorded.
     pub fn quantile(&self, q: f64) -> Option<f64> {
-        if self.total == 0 || q.is_nan() {
+        let total = self.count();
+        if total == 0 || q.is_nan() {
             return None;
         }
         let q = q.clamp(0.0, 1.0);
         // Nearest rank, 1-based: ceil(q n), at least 1.
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
         let mut below = 0u64;
         for (b, &c) in self.counts.iter().enumerate() {
             if c == 0 {

@@ -10,10 +10,11 @@
 //! scan) is sorted, once, by key, and popped in order. Events beyond the wheel's horizon
 //! (timers: retransmission timeouts, delayed ACKs) wait in a binary heap and join their
 //! bucket when it becomes current. Entries pushed for the current bucket (or an earlier one:
-//! the engine never schedules into the past, but a peek may have moved the calendar ahead of
-//! the engine's clock) go straight into its sorted list. It replaced a 4-ary heap (about 200
-//! instructions per pop on the benchmark); a compact heap tuned in the same round cost about
-//! the same as this calendar, which was kept as the simpler of the two (docs/performance.md).
+//! the engine never schedules into the past, but a `pop_until` that found nothing due may
+//! have moved the calendar ahead of the engine's clock) go straight into its sorted list.
+//! It replaced a 4-ary heap (about 200 instructions per pop on the benchmark); a compact heap
+//! tuned in the same round cost about the same as this calendar, which was kept as the
+//! simpler of the two (docs/performance.md).
 //!
 //! Order: the key is `time << 64 | seq` with a sequence number that grows with every push,
 //! so keys are unique and sorting a bucket by key gives exactly (time, insertion) order,
@@ -191,16 +192,8 @@ impl EventQueue {
         }
     }
 
-    /// Time of the earliest pending event (may move the calendar to its bucket).
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<Time> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
-        }
-        self.current.last().map(Entry::time)
-    }
-
-    /// Remove and return the earliest pending event if it is due at or before `end`.
+    /// Remove and return the earliest pending event if it is due at or before `end` (finding
+    /// that it is not may move the calendar to its bucket).
     #[inline]
     pub fn pop_until(&mut self, end: Time) -> Option<(Time, Event)> {
         if self.current.is_empty() && !self.advance() {
@@ -208,15 +201,6 @@ impl EventQueue {
         }
         let e = self.current.last()?;
         if e.time() > end {
-            return None;
-        }
-        self.current.pop().map(|e| (e.time(), e.event))
-    }
-
-    /// Remove and return the earliest pending event.
-    #[inline]
-    pub fn pop(&mut self) -> Option<(Time, Event)> {
-        if self.current.is_empty() && !self.advance() {
             return None;
         }
         self.current.pop().map(|e| (e.time(), e.event))
@@ -395,7 +379,7 @@ mod tests {
         q.push(10, Event::Arrive(2));
         q.push(10, Event::Sample);
         q.push(10, Event::Arrive(0));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = std::iter::from_fn(|| q.pop_until(Time::MAX)).collect();
         assert_eq!(
             order,
             vec![
@@ -427,17 +411,20 @@ mod tests {
             } else {
                 reference.sort();
                 let (t, k) = reference.remove(0);
-                assert_eq!(q.peek_time(), Some(t));
-                assert_eq!(q.pop(), Some((t, Event::Arrive(k))));
+                // Not due before its time, then due.
+                if t > 0 {
+                    assert_eq!(q.pop_until(t - 1), None, "popped before {t}");
+                }
+                assert_eq!(q.pop_until(t), Some((t, Event::Arrive(k))));
                 now = t;
             }
             assert_eq!(q.len(), reference.len());
         }
         reference.sort();
         for (t, k) in reference {
-            assert_eq!(q.pop(), Some((t, Event::Arrive(k))));
+            assert_eq!(q.pop_until(Time::MAX), Some((t, Event::Arrive(k))));
         }
-        assert!(q.is_empty() && q.pop().is_none() && q.peek_time().is_none());
+        assert!(q.is_empty() && q.pop_until(Time::MAX).is_none());
     }
 
     #[test]
@@ -457,16 +444,16 @@ mod tests {
     }
 
     #[test]
-    fn a_push_behind_a_peek_that_moved_the_calendar_ahead_still_comes_first() {
-        // The engine peeks at the next event, finds it beyond the end of a slice, and may
-        // then schedule something earlier (a new slice starts at its own end time).
+    fn a_push_behind_a_slice_end_that_moved_the_calendar_ahead_still_comes_first() {
+        // A slice of the run ends before the next event, whose bucket the calendar has loaded
+        // to find that out; an event scheduled earlier than it must still come first.
         let mut q = EventQueue::new();
         q.push(10 << SHIFT, Event::Sample);
-        assert_eq!(q.peek_time(), Some(10 << SHIFT));
+        assert_eq!(q.pop_until(2 << SHIFT), None);
         q.push(3 << SHIFT, Event::Arrive(1));
         q.push(3 << SHIFT, Event::Arrive(2));
-        assert_eq!(q.pop(), Some((3 << SHIFT, Event::Arrive(1))));
-        assert_eq!(q.pop(), Some((3 << SHIFT, Event::Arrive(2))));
-        assert_eq!(q.pop(), Some((10 << SHIFT, Event::Sample)));
+        assert_eq!(q.pop_until(Time::MAX), Some((3 << SHIFT, Event::Arrive(1))));
+        assert_eq!(q.pop_until(Time::MAX), Some((3 << SHIFT, Event::Arrive(2))));
+        assert_eq!(q.pop_until(Time::MAX), Some((10 << SHIFT, Event::Sample)));
     }
 }

@@ -314,13 +314,8 @@ impl TcpSender {
     /// a division, which neither costs a binary search's ~10 probes nor touches the
     /// scoreboard's (cold, at many flows) middle.
     fn seq_count(&self, x: u64) -> usize {
-        let i = match self.scoreboard.front() {
-            Some(f) if self.short_segs == 0 => {
-                let d = x.saturating_sub(f.seq).div_ceil(self.cfg.mss as u64);
-                d.min(self.scoreboard.len() as u64) as usize
-            }
-            _ => return self.scoreboard.partition_point(|s| s.seq < x),
-        };
+        let i = self.uniform_count(x, u64::div_ceil);
+        let i = i.unwrap_or_else(|| self.scoreboard.partition_point(|s| s.seq < x));
         debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.seq < x));
         i
     }
@@ -328,15 +323,18 @@ impl TcpSender {
     /// Number of segments ending at or before byte `x`: `partition_point(|s| s.end() <= x)`,
     /// computed as in [`TcpSender::seq_count`].
     fn end_count(&self, x: u64) -> usize {
-        let i = match self.scoreboard.front() {
-            Some(f) if self.short_segs == 0 => {
-                let d = x.saturating_sub(f.seq) / self.cfg.mss as u64;
-                d.min(self.scoreboard.len() as u64) as usize
-            }
-            _ => return self.scoreboard.partition_point(|s| s.end() <= x),
-        };
+        let i = self.uniform_count(x, |d, mss| d / mss);
+        let i = i.unwrap_or_else(|| self.scoreboard.partition_point(|s| s.end() <= x));
         debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.end() <= x));
         i
+    }
+
+    /// While every segment is one MSS long: `divide(x - front.seq, MSS)`, at most the number
+    /// of segments; `None` otherwise (or with an empty scoreboard).
+    #[inline]
+    fn uniform_count(&self, x: u64, divide: fn(u64, u64) -> u64) -> Option<usize> {
+        let f = self.scoreboard.front().filter(|_| self.short_segs == 0)?;
+        Some(divide(x.saturating_sub(f.seq), self.cfg.mss as u64).min(self.scoreboard.len() as u64) as usize)
     }
 
     /// E-DCTCP: until when segment `seq` is held back from retransmission (0: not held).
