@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,15 +20,32 @@ if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m ccsim ARGS`` in a subprocess, as a user would run it."""
+def _cli_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
     env["MPLBACKEND"] = "Agg"
     env["COLUMNS"] = "200"  # rich wraps tables to the terminal width; keep rows on one line
+    return env
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m ccsim ARGS`` in a subprocess, as a user would run it."""
     return subprocess.run(
-        [sys.executable, "-m", "ccsim", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=600
+        [sys.executable, "-m", "ccsim", *args], capture_output=True, text=True, env=_cli_env(), cwd=cwd, timeout=600
     )
+
+
+def interrupt_cli(*args: str, runs: Path, after: int, sig: int = signal.SIGINT) -> tuple[int, str]:
+    """Start ``python -m ccsim ARGS``, send it ``sig`` once ``runs`` holds ``after`` finished run
+    directories (or after 60 s), and return its exit code and standard error."""
+    proc = subprocess.Popen([sys.executable, "-m", "ccsim", *args], env=_cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len([p for p in runs.glob("*") if not p.name.startswith(".")]) < after:
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    return proc.returncode, stderr
 
 
 @pytest.fixture

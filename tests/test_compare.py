@@ -12,10 +12,7 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +20,7 @@ import pytest
 
 from ccsim import compare
 from ccsim.errors import ScenarioError
-from conftest import ROOT, SCENARIOS, run_cli
+from conftest import SCENARIOS, interrupt_cli, run_cli
 
 ACCESS_LINK = SCENARIOS / "papers" / "piotrowska" / "access_link.toml"
 # Heavy congestion (900 flows: 100 per source-sink pair), shortened: 8 s with 3 s of warm-up.
@@ -241,18 +238,11 @@ def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None
     out = tmp_path / "flag"
     args = ["compare", str(SCENARIOS / "flagship.toml"), "--cc", "newreno,cubic", "--queue", "droptail,codel",
             "--seeds", "2", "--out", str(out), "--set", "simulation.duration=14s", "--set", "simulation.warmup=2s"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), MPLBACKEND="Agg")
-    proc = subprocess.Popen([sys.executable, "-m", "ccsim", *args, "--jobs", "1", "--quiet"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     runs = out / "runs"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len([p for p in runs.glob("*") if not p.name.startswith(".")]) < 2:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    if proc.returncode == 0:
+    code, stderr = interrupt_cli(*args, "--jobs", "1", "--quiet", runs=runs, after=2)
+    if code == 0:
         pytest.skip("the comparison finished before the signal")  # a very fast machine
-    assert proc.returncode == 130, stderr
+    assert code == 130, stderr
     assert "rerun the same command to resume" in stderr
     finished = {p.name: (p / "run.json").stat().st_mtime_ns for p in runs.iterdir() if not p.name.startswith(".")}
     assert 2 <= len(finished) < 8

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 import ccsim
 from ccsim import sweep
 from ccsim.errors import ScenarioError
-from conftest import ROOT, run_cli
+from conftest import ROOT, interrupt_cli, run_cli
 
 # A two-host network through a router; h3 hangs off a second router with no link to the first,
 # so a flow to it passes Python's checks and is rejected by the engine (no route).
@@ -248,19 +246,13 @@ def test_sigterm_keeps_every_finished_run(sweep_dir: Path) -> None:
     text = SWEEP.replace('"1.5s"', '"20s"')
     path = write_sweep(sweep_dir, text)
     out = sweep_dir / "out"
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    proc = subprocess.Popen([sys.executable, "-m", "ccsim", "sweep", str(path), "--out", str(out), "--jobs", "1",
-                             "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
     runs = out / "runs"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len([p for p in runs.glob("*") if not p.name.startswith(".")]) < 3:
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=60)
+    code, stderr = interrupt_cli("sweep", str(path), "--out", str(out), "--jobs", "1", "--quiet", runs=runs, after=3,
+                                 sig=signal.SIGTERM)
     done = [p for p in runs.iterdir() if not p.name.startswith(".")]
-    if proc.returncode == 0:
+    if code == 0:
         pytest.skip("the sweep finished before the signal")  # a very fast machine
-    assert proc.returncode == 130, stderr
+    assert code == 130, stderr
     assert "rerun the same command to resume" in stderr
     # Every directory that exists is whole: its record and tables read back.
     for run_dir in done:

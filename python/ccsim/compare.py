@@ -41,6 +41,7 @@ from typing import Any
 from .errors import ScenarioError
 from .overrides import apply_overrides
 from .scenario import from_dict, read_toml
+from .smc import betainc
 
 __all__ = [
     "CompareSpec",
@@ -254,49 +255,11 @@ def parse_objective(text: str, where: str = "--objective") -> Objective:
 
 # --- statistics -------------------------------------------------------------------------------
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(c) > tiny else 1.0 + aa / tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(c) > tiny else 1.0 + aa / tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-14:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    front = math.exp(ln)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
 def t_sf2(t: float, df: float) -> float:
     """Two-sided tail probability P(|T| >= |t|) of Student's t with ``df`` degrees of freedom."""
     if math.isinf(t):
         return 0.0
-    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return float(betainc(df / (df + t * t), df / 2.0, 0.5))
 
 
 def t_quantile(p: float, df: float) -> float:

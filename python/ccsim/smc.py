@@ -418,7 +418,7 @@ _lgamma = np.vectorize(math.lgamma, otypes=[float])
 _TINY = 1e-300
 
 
-def _betainc(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def betainc(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The regularized incomplete beta function I_x(a, b), elementwise, by its continued
     fraction (modified Lentz) on the side where it converges fast, with the symmetry
     I_x(a, b) = 1 - I_{1-x}(b, a) on the other."""
@@ -471,7 +471,7 @@ def beta_quantile(q: Any, a: Any, b: Any) -> np.ndarray:
     hi = np.ones(q.shape)
     for _ in range(64):
         mid = 0.5 * (lo + hi)
-        below = _betainc(mid, a, b) < q
+        below = betainc(mid, a, b) < q
         lo = np.where(below, mid, lo)
         hi = np.where(below, hi, mid)
     return 0.5 * (lo + hi)
