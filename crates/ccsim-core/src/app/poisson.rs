@@ -12,6 +12,7 @@
 
 use super::{AppModel, Application, Socket};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::sim::dist::Dist;
 use crate::sim::rng::Rng;
 use crate::sim::time::{Time, SEC};
 use crate::stats::FlowStats;
@@ -48,19 +49,13 @@ pub struct Poisson {
     rng: Rng,
 }
 
-/// An exponential variate of the given mean: inversion of the CDF, -mean ln(1 - U).
-fn exponential(rng: &mut Rng, mean: f64) -> f64 {
-    // 1 - U is in (0, 1], so the logarithm is finite.
-    -mean * (1.0 - rng.uniform()).ln()
-}
-
 impl Poisson {
     /// Arrivals at `pps` packets/s on average from `start` (the first one after an
     /// exponential gap, as a Poisson process observed from `start`) until `stop`.
     pub fn new(start: Time, stop: Option<Time>, pps: f64, size: u64, exp_size: bool, mut rng: Rng) -> Self {
         // A non-positive or non-finite rate yields no packets rather than a panic.
         let mean_gap_ns = if pps > 0.0 && pps.is_finite() { SEC as f64 / pps } else { f64::INFINITY };
-        let next_f = start as f64 + exponential(&mut rng, mean_gap_ns);
+        let next_f = start as f64 + Dist::Exponential { mean: mean_gap_ns }.sample(&mut rng);
         Poisson { next_f, stop, mean_gap_ns, size: size.max(1), exp_size, rng }
     }
 
@@ -89,12 +84,12 @@ impl Application for Poisson {
             }
             stats.count(now, |s| &mut s.messages_generated);
             let bytes = if self.exp_size {
-                (exponential(&mut self.rng, self.size as f64).round() as u64).clamp(1, u32::MAX as u64 / 2)
+                (Dist::Exponential { mean: self.size as f64 }.sample(&mut self.rng).round() as u64).clamp(1, u32::MAX as u64 / 2)
             } else {
                 self.size
             };
             sock.write(bytes);
-            self.next_f += exponential(&mut self.rng, self.mean_gap_ns);
+            self.next_f += Dist::Exponential { mean: self.mean_gap_ns }.sample(&mut self.rng);
         }
     }
 }
