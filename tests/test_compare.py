@@ -20,6 +20,7 @@ import pytest
 
 from ccsim import compare
 from ccsim.errors import ScenarioError
+from ccsim.metrics import jain
 from conftest import SCENARIOS, interrupt_cli, run_cli
 
 ACCESS_LINK = SCENARIOS / "papers" / "piotrowska" / "access_link.toml"
@@ -67,9 +68,9 @@ def test_holm_rejects_what_statsmodels_rejects() -> None:
 
 
 def test_jain_index_and_pareto_front_by_hand() -> None:
-    assert compare.jain([1.0, 1.0, 1.0]) == 1.0
-    assert compare.jain([1.0, 0.0]) == pytest.approx(0.5)  # (1)^2 / (2 * 1)
-    assert compare.jain([0.0, 0.0]) is None
+    assert jain([1.0, 1.0, 1.0]) == 1.0
+    assert jain([1.0, 0.0]) == pytest.approx(0.5)  # (1)^2 / (2 * 1)
+    assert math.isnan(jain([0.0, 0.0])) and math.isnan(jain([]))
     # (utilization, delay): more utilization and less delay are better. (0.9, 50) is dominated
     # by (0.95, 40); (0.99, 100) and (0.8, 10) are trade-offs.
     points = [(0.95, 40.0), (0.9, 50.0), (0.99, 100.0), (0.8, 10.0)]

@@ -41,6 +41,7 @@ from typing import Any
 from .errors import ScenarioError
 from .overrides import apply_overrides
 from .scenario import from_dict, read_toml
+from .metrics import jain
 from .smc import betainc
 
 __all__ = [
@@ -60,7 +61,6 @@ __all__ = [
     "t_quantile",
     "welch_test",
     "holm",
-    "jain",
 ]
 
 # The papers' queue disciplines (ANCE: DT, RED, CoDel, PIE; Piotrowska: DT, PIE, CoDel).
@@ -321,16 +321,6 @@ def holm(pvalues: list[float], alpha: float = ALPHA) -> list[bool]:
     return rejected
 
 
-def jain(values: list[float]) -> float | None:
-    """Jain's fairness index (sum x)^2 / (n sum x^2); None when empty or all zero."""
-    if not values:
-        return None
-    sq = sum(v * v for v in values)
-    if sq == 0:
-        return None
-    return sum(values) ** 2 / (len(values) * sq)
-
-
 # --- the matrix ---------------------------------------------------------------------------------
 
 @dataclass
@@ -586,7 +576,8 @@ def run_metrics(spec: CompareSpec, row: dict[str, Any], out: Path) -> dict[str, 
         flows = flows[flows["app"] != "ncs"]
         values = []
         for g in spec.groups:
-            j = jain([float(x) for x in flows.loc[flows["group"] == g, "goodput_bps"]])
+            j = jain(flows.loc[flows["group"] == g, "goodput_bps"])
+            j = None if math.isnan(j) else j
             m[f"jain.{g}"] = j
             if j is not None:
                 values.append(j)

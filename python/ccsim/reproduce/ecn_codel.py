@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..metrics import jain
 from . import Artifacts, Paper, Run
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "ecn-codel"
@@ -157,11 +158,6 @@ def _active_flows(r: Any, lo: float, hi: float) -> list[int]:
         if start <= lo and (stop is None or stop / 1e9 >= hi):
             ids.append(f)
     return ids
-
-
-def jain(values: np.ndarray) -> float:
-    values = np.asarray(values, dtype=float)
-    return float(values.sum() ** 2 / (len(values) * (values**2).sum())) if (values > 0).any() else float("nan")
 
 
 def measures(r: Any, exp: Experiment) -> dict[str, float]:

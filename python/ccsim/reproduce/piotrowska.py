@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..metrics import jain
 from . import Artifacts, Paper, Run
 
 DIR = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "piotrowska"
@@ -288,13 +289,6 @@ FIGURE_NUMBERS = {"dc": {"UC": 2, "MC": 3, "HC": 4, "mixed": 8}, "al": {"UC": 5,
 
 
 # --- measurements --------------------------------------------------------------------------------
-
-def jain(values: Any) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 for equal shares, NaN without traffic."""
-    x = np.asarray(values, dtype=float)
-    denom = len(x) * float(np.sum(x * x))
-    return float(np.sum(x)) ** 2 / denom if denom > 0 else float("nan")
-
 
 def flow_mbps(result: Any) -> pd.Series:
     """Each flow's goodput over the measured window, Mbit/s."""
