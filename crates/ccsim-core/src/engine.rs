@@ -477,6 +477,9 @@ impl Simulation {
             }
         }
         self.now = self.now.max(end);
+        for link in &mut self.links {
+            link.queue.settle();
+        }
         self.check_flow_conservation();
     }
 
@@ -906,7 +909,7 @@ impl Simulation {
             let queue = &self.links[q as usize].queue;
             s.columns[c].push(queue.len_packets() as f64);
             s.columns[c + 1].push(queue.len_bytes() as f64);
-            s.columns[c + 2].push(secs(queue.stats.last_sojourn));
+            s.columns[c + 2].push(secs(queue.last_sojourn()));
             c += 3;
         }
         for &f in &s.cwnd_flows {

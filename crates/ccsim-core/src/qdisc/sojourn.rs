@@ -58,12 +58,17 @@ fn edges(b: usize) -> (u64, u64) {
 impl SojournHistogram {
     /// Count one sojourn time (ns).
     pub fn record(&mut self, v: u64) {
+        self.record_n(v, 1);
+    }
+
+    /// Count `n` sojourn times equal to `v` (ns).
+    pub fn record_n(&mut self, v: u64, n: u64) {
         let b = bin(v);
         debug_assert!(b < BINS);
         if b >= self.counts.len() {
             self.counts.resize(b + 1, 0);
         }
-        self.counts[b] += 1;
+        self.counts[b] += n;
         self.max = self.max.max(v);
     }
 
