@@ -307,6 +307,12 @@ pub struct Queue {
 }
 
 impl Queue {
+    /// Bytes from the start of a queue to the end of what `pass_through` touches: the
+    /// discipline, `measure_from` and the pending counts (`net/link.rs` keeps them within
+    /// the link's first cache lines).
+    #[cfg(test)]
+    pub(crate) const PASS_THROUGH_BYTES: usize = std::mem::offset_of!(Queue, passed_measured) + 8;
+
     /// Wrap a discipline; statistics count from `measure_from` on.
     pub fn new(kind: &'static str, disc: Box<dyn QueueDisc>, rng: Rng, measure_from: Time) -> Self {
         Queue {
