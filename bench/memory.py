@@ -1,6 +1,6 @@
 """`make bench` (memory): peak RSS of `ccsim run` on the 900-flow, 1 Gbit/s, 100 s scenario of
 scenarios/bench/, and on the same scenario cut to 10 s: a run without logs must not grow with
-simulated time (issue 8: < 1 GB; issue 9 wants < 200 MB). Each run is its own child process;
+simulated time, and peak under 200 MB (issue 9; issue 8 asked for 1 GB). Each run is its own child process;
 its peak RSS is ``ru_maxrss`` of ``getrusage(RUSAGE_CHILDREN)`` taken in a fresh wrapper
 process, so one measurement never sees another's peak. Also prints the estimate of
 ccsim.limits for each run, to compare the estimator with what was measured.
@@ -20,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "bench" / "memory_900flows_1gbps_100s.toml"
-TARGET_BYTES = 10**9
+# Issue 9's bound, the stricter of the two (200 MB, decimal as written there).
+TARGET_BYTES = 200 * 10**6
 
 
 def _child(args: list[str]) -> None:
@@ -70,7 +71,7 @@ def main() -> int:
         print(f"{duration:>9} {result['wall_s']:8.1f} {result['peak_rss_bytes'] / 2**20:13.0f} {predicted / 2**20:13.0f}")
     peak = max(r["peak_rss_bytes"] for r in rows)
     verdict = "meets" if peak < TARGET_BYTES else "MISSES"
-    print(f"peak {peak / 2**20:.0f} MiB: {verdict} the 1 GB target")
+    print(f"peak {peak / 2**20:.0f} MiB: {verdict} the 200 MB target")
     if len(rows) > 1:
         growth = rows[-1]["peak_rss_bytes"] - rows[0]["peak_rss_bytes"]
         print(f"growth from {rows[0]['duration']} to {rows[-1]['duration']}: {growth / 2**20:+.1f} MiB")

@@ -14,7 +14,7 @@ use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
 use crate::net::processing::{self, Processing};
 use crate::net::route::{Routes, NO_ROUTE};
-use crate::packet::{Kind, Packet, FLAG_LOST};
+use crate::packet::{Kind, Packet, PacketPool, FLAG_LOST};
 use crate::params::{ParamValue, Params};
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
 use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
@@ -91,6 +91,8 @@ pub struct Simulation {
     /// emitted by an endpoint.
     queue_events: Vec<QueueEvent>,
     emitted: Vec<Packet>,
+    /// The packets on the wires (`LinkDir::wire` holds their slots).
+    wire_packets: PacketPool,
     /// Scratch: loss notifications to send back after a queue reported drops.
     notices: Vec<Packet>,
     /// Every drop and mark with its time, when the scenario asks for it.
@@ -351,6 +353,7 @@ impl Simulation {
             queue_timers: vec![Timer::default(); n_links],
             queue_events: Vec::new(),
             emitted: Vec::new(),
+            wire_packets: PacketPool::default(),
             notices: Vec::new(),
             event_log: cfg.trace.events.then(QueueEventLog::default),
             message_log: cfg.trace.messages.then(MessageLog::default),
@@ -487,7 +490,9 @@ impl Simulation {
     /// stages (`invariants::flow_conservation`; nothing in release builds).
     #[inline(always)]
     fn check_flow_conservation(&self) {
-        invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, self.processing.iter().flatten().flat_map(|s| s.packets()));
+        let on_wires = self.links.iter().flat_map(|l| l.wire.iter().map(|&(_, slot)| self.wire_packets.get(slot)));
+        let elsewhere = self.processing.iter().flatten().flat_map(|s| s.packets());
+        invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, on_wires, elsewhere);
     }
 
     /// Test-only: make the run panic at time `t`, after the events up to `t`, whatever the
@@ -511,10 +516,15 @@ impl Simulation {
             }
             Event::Arrive(l) => {
                 let link = &mut self.links[l as usize];
-                let (at, pkt) = link.wire.pop_front().expect("an arrival event has a packet on the wire");
+                let (at, slot) = link.wire.pop_front().expect("an arrival event has a packet on the wire");
+                let pkt = self.wire_packets.take(slot);
                 self.inv.wire_leave(l as usize, self.now, at, &pkt);
                 if let Some(&(next, _)) = link.wire.front() {
                     self.events.push(next, Event::Arrive(l));
+                } else {
+                    // Empty: start again at the ring's first slot, which was written more
+                    // recently than the one after the last packet (and is likelier cached).
+                    link.wire.clear();
                 }
                 let to = link.to;
                 self.receive(to, pkt);
@@ -816,7 +826,7 @@ impl Simulation {
             if link.wire.is_empty() {
                 self.events.push(arrive, Event::Arrive(l as u32));
             }
-            link.wire.push_back((arrive, pkt));
+            link.wire.push_back((arrive, self.wire_packets.put(pkt)));
             self.inv.wire_enter(l, now, arrive, &pkt);
         }
         if link.queue.len_packets() > 0 {

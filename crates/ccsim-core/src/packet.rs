@@ -122,9 +122,63 @@ pub struct Packet {
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
 }
 
+/// The packets on the wires, in one pool of slots addressed by `u32`: a wire keeps only
+/// (arrival time, slot), and a slot freed by an arrival is the next one a transmission fills
+/// (last freed, first reused), so the packet is written to a slot still in cache. A wire's
+/// ring of 96-byte packets would be written one slot further each time, and with thousands
+/// of access links that slot has long left the cache (issue 9, round 5).
+#[derive(Clone, Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketPool {
+    /// Store `pkt`; returns its slot.
+    #[inline]
+    pub fn put(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = pkt;
+                slot
+            }
+            None => {
+                self.slots.push(pkt);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Remove the packet in `slot` (which `put` returned and nobody took since).
+    #[inline]
+    pub fn take(&mut self, slot: u32) -> Packet {
+        self.free.push(slot);
+        self.slots[slot as usize]
+    }
+
+    /// The packet in `slot`.
+    pub fn get(&self, slot: u32) -> &Packet {
+        &self.slots[slot as usize]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pool_returns_what_was_put_and_reuses_the_last_freed_slot_first() {
+        let mut pool = PacketPool::default();
+        let pkt = |seq| Packet { seq, ..Packet::default() };
+        let (a, b, c) = (pool.put(pkt(1)), pool.put(pkt(2)), pool.put(pkt(3)));
+        assert_eq!((a, b, c), (0, 1, 2));
+        assert_eq!(pool.take(b).seq, 2);
+        assert_eq!(pool.take(a).seq, 1);
+        assert_eq!(pool.put(pkt(4)), a, "the last freed slot first");
+        assert_eq!(pool.put(pkt(5)), b);
+        assert_eq!(pool.put(pkt(6)), 3, "then a new one");
+        assert_eq!([a, b, c, 3].map(|s| pool.get(s).seq), [4, 5, 3, 6]);
+    }
 
     #[test]
     fn packets_stay_small() {

@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 
-use crate::packet::Packet;
 use crate::qdisc::Queue;
 use crate::sim::rng::Rng;
 use crate::sim::time::{tx_time, Time};
@@ -33,8 +32,9 @@ pub struct LinkDir {
     pub last_tx: (u32, Time),
     /// Probability that a packet is lost on the wire.
     pub loss: f64,
-    /// Packets propagating, in arrival order.
-    pub wire: VecDeque<(Time, Packet)>,
+    /// Packets propagating, in arrival order: (arrival time, slot in the engine's
+    /// [`PacketPool`](crate::packet::PacketPool)).
+    pub wire: VecDeque<(Time, u32)>,
     /// Bytes of the packets whose transmission started in the measured window.
     pub tx_bytes: u64,
     /// Time the transmitter was busy from the start of the measured window on (ns), counting
