@@ -759,7 +759,8 @@ impl Simulation {
         // counts it (see `Queue::pass_through`). Same events, same order as the long way.
         let pkt = if !link.tx_pending && self.now >= link.busy_until {
             match link.queue.pass_through(self.now, pkt) {
-                Ok(p) => return self.transmit(l, p),
+                // The queue is empty (the precondition of a pass-through).
+                Ok(p) => return self.transmit(l, p, false),
                 Err(p) => p,
             }
         } else {
@@ -789,15 +790,17 @@ impl Simulation {
     /// The transmitter is free: take the next packet and put it on the wire.
     fn start_tx(&mut self, l: usize) {
         if let Some(pkt) = self.links[l].queue.dequeue(self.now, &mut self.queue_events) {
-            self.transmit(l, pkt);
+            let more = self.links[l].queue.len_packets() > 0;
+            self.transmit(l, pkt, more);
         }
         self.account_queue_events(l);
         self.arm_queue(l);
     }
 
     /// Serialize `pkt` on link `l` from now on (the transmitter is free) and put it on the
-    /// wire, or lose it to a wire error.
-    fn transmit(&mut self, l: usize, pkt: Packet) {
+    /// wire, or lose it to a wire error; `more` says whether packets wait in the queue (the
+    /// caller knows, and a pass-through need not read the discipline's line to find out).
+    fn transmit(&mut self, l: usize, pkt: Packet, more: bool) {
         let now = self.now;
         let link = &mut self.links[l];
         let mut lost_datagram = None;
@@ -829,7 +832,8 @@ impl Simulation {
             link.wire.push_back((arrive, self.wire_packets.put(pkt)));
             self.inv.wire_enter(l, now, arrive, &pkt);
         }
-        if link.queue.len_packets() > 0 {
+        debug_assert_eq!(more, link.queue.len_packets() > 0, "link {l}: whether packets wait behind this one");
+        if more {
             link.tx_pending = true;
             self.events.push(done, Event::TxDone(l as u32));
         }

@@ -42,10 +42,13 @@ impl DropTail {
         Self::new(Size::Packets(n))
     }
 
-    /// True if `pkt` would be accepted now.
-    #[inline]
-    pub fn admits(&self, pkt: &Packet) -> bool {
-        self.fits(pkt)
+    /// The largest packet (bytes) this queue accepts when empty; 0 if none (a zero limit).
+    pub fn empty_admits_up_to(&self) -> u32 {
+        match self.limit {
+            Size::Packets(0) => 0,
+            Size::Packets(_) => u32::MAX,
+            Size::Bytes(n) => n.min(u32::MAX as u64) as u32,
+        }
     }
 
     fn fits(&self, pkt: &Packet) -> bool {

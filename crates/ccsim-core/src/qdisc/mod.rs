@@ -288,14 +288,18 @@ pub struct QueueStats {
 /// An output queue: a discipline plus the statistics kept for it.
 #[repr(C)]
 pub struct Queue {
-    // Declared order kept (`repr(C)`): the discipline and the per-packet fields first.
-    disc: Disc,
-    measure_from: Time,
+    // Declared order kept (`repr(C)`): what a pass-through touches first (28 bytes, which
+    // `net/link.rs` keeps in the link's second cache line), then the discipline.
     /// Pass-throughs not yet added to `stats` (whole run, and in the measured window):
-    /// counted here, beside the discipline, so that an uncongested hop touches no statistics
-    /// line; [`Queue::settle`] adds them.
+    /// counted here so that an uncongested hop touches neither the statistics nor the
+    /// discipline; [`Queue::settle`] adds them.
     passed: u64,
     passed_measured: u64,
+    measure_from: Time,
+    /// The largest packet an empty queue hands straight back (a DropTail within its limit),
+    /// 0 for none: see `pass_through`.
+    pass_up_to: u32,
+    disc: Disc,
     last_change: Time,
     /// Statistics.
     pub stats: QueueStats,
@@ -307,21 +311,26 @@ pub struct Queue {
 }
 
 impl Queue {
-    /// Bytes from the start of a queue to the end of what `pass_through` touches: the
-    /// discipline, `measure_from` and the pending counts (`net/link.rs` keeps them within
-    /// the link's first cache lines).
+    /// Bytes from the start of a queue to the end of what `pass_through` touches (in
+    /// release builds): the pending counts, `measure_from` and `pass_up_to`.
     #[cfg(test)]
-    pub(crate) const PASS_THROUGH_BYTES: usize = std::mem::offset_of!(Queue, passed_measured) + 8;
+    pub(crate) const PASS_THROUGH_BYTES: usize = std::mem::offset_of!(Queue, pass_up_to) + 4;
 
     /// Wrap a discipline; statistics count from `measure_from` on.
     pub fn new(kind: &'static str, disc: Box<dyn QueueDisc>, rng: Rng, measure_from: Time) -> Self {
+        let disc = Disc::new(disc);
+        let pass_up_to = match &disc {
+            Disc::DropTail(d) => d.empty_admits_up_to(),
+            Disc::Dyn(_) => 0,
+        };
         Queue {
             kind,
-            disc: Disc::new(disc),
+            disc,
             rng,
             measure_from,
             passed: 0,
             passed_measured: 0,
+            pass_up_to,
             last_change: 0,
             stats: QueueStats::default(),
             check: QueueCheck::new(kind, None),
@@ -366,19 +375,23 @@ impl Queue {
         self.check_invariants(now, Some(&pkt), None, &events[first..]);
     }
 
-    /// An arrival at `now` that finds this queue empty and its link idle: when the discipline
-    /// would accept the packet and hand it straight back (DropTail with room for it), count
-    /// the arrival and the departure as `enqueue` + `dequeue` would and return the packet for
+    /// An arrival at `now` at an empty queue whose link is idle: when the discipline would
+    /// accept the packet and hand it straight back (DropTail with room for it), count the
+    /// arrival and the departure as `enqueue` + `dequeue` would and return the packet for
     /// transmission; otherwise return it untouched for the normal path. Saves writing the
     /// packet into the buffer and reading it back on the most common hop of a large topology
     /// (an uncongested access link). The counts wait in `passed` until [`Queue::settle`]:
     /// with thousands of access queues, their statistics lines are rarely in cache.
+    ///
+    /// The queue must be empty, which the caller knows without asking the discipline: the
+    /// engine calls this only when the link is idle with no transmission pending, and a
+    /// DropTail queue holding packets always has one of the two (debug builds check).
     #[inline]
     pub fn pass_through(&mut self, now: Time, mut pkt: Packet) -> Result<Packet, Packet> {
-        let Disc::DropTail(d) = &self.disc else { return Err(pkt) };
-        if d.len_packets() != 0 || !d.admits(&pkt) {
+        if pkt.size > self.pass_up_to || self.pass_up_to == 0 {
             return Err(pkt);
         }
+        debug_assert_eq!(self.disc.len_packets(), 0, "pass_through on a queue holding packets");
         // Length 0 before and after: the integrals gain nothing (`integrate` is not needed,
         // as every change of length integrates first).
         pkt.enqueued_at = now;
@@ -598,6 +611,15 @@ mod tests {
     }
 
     #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "pass_through on a queue holding packets")]
+    fn pass_through_requires_an_empty_queue() {
+        let mut busy = Queue::new("droptail", Box::new(droptail::DropTail::packets(10)), Rng::stream(1, crate::sim::rng::Stream::Queue(0)), 0);
+        busy.enqueue(0, pkt(0, 0, 1000), &mut Vec::new());
+        let _ = busy.pass_through(0, pkt(0, 1, 1000));
+    }
+
+    #[test]
     fn pass_through_counts_exactly_as_enqueue_then_dequeue() {
         // Oracle: the same arrivals through enqueue + immediate dequeue on a second queue.
         let mk = || {
@@ -624,9 +646,6 @@ mod tests {
         // holds packets, and any other discipline.
         let mut small = Queue::new("droptail", Box::new(droptail::DropTail::new(crate::params::Size::Bytes(500))), Rng::stream(1, crate::sim::rng::Stream::Queue(0)), 0);
         assert!(small.pass_through(0, pkt(0, 0, 1000)).is_err());
-        let mut busy = mk();
-        busy.enqueue(0, pkt(0, 0, 1000), &mut events);
-        assert!(busy.pass_through(0, pkt(0, 1, 1000)).is_err());
         let mut red = queue("red", (red::MODEL.build)(&Params::resolve("q", red::MODEL.params, &Default::default()).unwrap()));
         assert!(red.pass_through(0, pkt(0, 0, 1000)).is_err());
         assert_eq!(red.stats.total_in, 0);
