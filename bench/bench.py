@@ -5,7 +5,12 @@ run's own), fed the core configuration that the Python front compiles from the s
 below. Prints, per flow count, the median over the runs of: wall time, events per wall second,
 bottleneck packets per wall second and peak memory, plus the run's metrics.
 
-    python bench/bench.py [--flows 10,90,900] [--runs 5] [--json OUT]
+With `--against OTHER` (another build of `ccsim-bench`, e.g. from an older commit), the two
+binaries run alternately, in turn first, and each round's ratio of bottleneck packets per
+second is taken: on a shared machine whose speed drifts by tens of percent within minutes, the
+median of those ratios compares versions where absolute figures cannot.
+
+    python bench/bench.py [--flows 10,90,900] [--runs 5] [--json OUT] [--against OTHER]
 """
 
 from __future__ import annotations
@@ -54,8 +59,8 @@ def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", du
     )
 
 
-def measure(config_path: Path) -> dict:
-    out = subprocess.run([str(BINARY), str(config_path)], check=True, capture_output=True, text=True)
+def measure(config_path: Path, binary: Path = BINARY) -> dict:
+    out = subprocess.run([str(binary), str(config_path)], check=True, capture_output=True, text=True)
     raw = json.loads(out.stdout)
     res = raw["results"]
     q = next(q for q in res["queues"] if q["name"] == "A->B")
@@ -82,10 +87,16 @@ def main() -> int:
     parser.add_argument("--flows", default="10,90,900")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the medians here")
+    parser.add_argument("--against", type=Path, help="another ccsim-bench binary to alternate with")
     args = parser.parse_args()
     if not BINARY.exists():
         print(f"bench: {BINARY} missing; run `make bench`", file=sys.stderr)
         return 2
+    if args.against is not None:
+        if not args.against.is_file():
+            print(f"bench: --against {args.against}: no such binary", file=sys.stderr)
+            return 2
+        return compare(args.against, [int(x) for x in args.flows.split(",")], args.runs)
     summary = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.flows.split(",")]:
@@ -110,6 +121,27 @@ def main() -> int:
             )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+def compare(other: Path, flows: list[int], runs: int) -> int:
+    """Alternate `BINARY` and `other` on each flow count; print the median rates and the
+    median, lowest and highest per-round ratio (this build over the other)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in flows:
+            path = Path(tmp) / f"dumbbell-{n}.json"
+            path.write_text(json.dumps(ccsim.compile(scenario(n, seed=1))))
+            ours, theirs = [], []
+            for r in range(runs):
+                order = [(BINARY, ours), (other, theirs)]
+                for binary, rates in order if r % 2 == 0 else order[::-1]:
+                    rates.append(measure(path, binary)["bottleneck_pkts_per_s"])
+            ratios = sorted(a / b for a, b in zip(ours, theirs))
+            print(
+                f"N={n:4d}  this build {statistics.median(ours) / 1e6:.3f}  other {statistics.median(theirs) / 1e6:.3f} "
+                f"M bottleneck pkts/s (medians of {runs});  ratio median {statistics.median(ratios):.3f} "
+                f"(lowest {ratios[0]:.3f}, highest {ratios[-1]:.3f})"
+            )
     return 0
 
 
