@@ -295,11 +295,28 @@ impl EventQueue {
 /// event fires at the old time, sees the later deadline and re-schedules itself. Re-arming
 /// to an earlier deadline pushes a new event with a new token, and the old one is ignored.
 /// So a timer costs at most one live heap entry per arming, never one per restart.
-#[derive(Clone, Copy, Debug, Default)]
+///
+/// 24 bytes (`NEVER` stands for "none"), so that the engine keeps it in one cache line with
+/// the endpoint it belongs to.
+#[derive(Clone, Copy, Debug)]
 pub struct Timer {
-    deadline: Option<Time>,
-    pending: Option<(Time, u32)>,
+    /// The deadline, or `NEVER`.
+    deadline: Time,
+    /// Time of the live event, or `NEVER` when none is pending.
+    pending_at: Time,
+    /// Token of the live event.
+    pending_token: u32,
+    /// The latest token handed out.
     token: u32,
+}
+
+/// "None" for a timer's times: no event runs at the end of `u64` time.
+const NEVER: Time = Time::MAX;
+
+impl Default for Timer {
+    fn default() -> Self {
+        Timer { deadline: NEVER, pending_at: NEVER, pending_token: 0, token: 0 }
+    }
 }
 
 /// What the owner of a timer must do after arming it or when its event fires.
@@ -316,34 +333,34 @@ pub enum TimerAction {
 impl Timer {
     /// Set the deadline (or cancel with `None`).
     pub fn set(&mut self, deadline: Option<Time>) -> TimerAction {
-        self.deadline = deadline;
-        match (deadline, self.pending) {
-            (None, _) => TimerAction::None,
-            (Some(d), Some((t, _))) if t <= d => TimerAction::None,
-            (Some(d), _) => {
-                self.token = self.token.wrapping_add(1);
-                self.pending = Some((d, self.token));
-                TimerAction::Schedule(d, self.token)
-            }
+        let Some(d) = deadline else {
+            self.deadline = NEVER;
+            return TimerAction::None;
+        };
+        self.deadline = d;
+        if self.pending_at <= d {
+            return TimerAction::None; // the live event comes first and re-schedules itself
         }
+        self.token = self.token.wrapping_add(1);
+        self.pending_at = d;
+        self.pending_token = self.token;
+        TimerAction::Schedule(d, self.token)
     }
 
     /// The timer's event with `token` fired at `now`.
     pub fn fired(&mut self, now: Time, token: u32) -> TimerAction {
-        match self.pending {
-            Some((_, t)) if t == token => self.pending = None,
-            _ => return TimerAction::None, // stale
+        if self.pending_at == NEVER || self.pending_token != token {
+            return TimerAction::None; // stale
         }
-        match self.deadline {
-            None => TimerAction::None,
-            Some(d) if d <= now => {
-                self.deadline = None;
-                TimerAction::Fire
-            }
-            Some(d) => {
-                self.pending = Some((d, token));
-                TimerAction::Schedule(d, token)
-            }
+        self.pending_at = NEVER;
+        if self.deadline == NEVER {
+            TimerAction::None
+        } else if self.deadline <= now {
+            self.deadline = NEVER;
+            TimerAction::Fire
+        } else {
+            self.pending_at = self.deadline;
+            TimerAction::Schedule(self.deadline, token)
         }
     }
 }
