@@ -174,8 +174,9 @@ impl Invariants {
 }
 
 /// Per-flow packet conservation: for every flow, the packets it injected have arrived, been
-/// dropped or lost, or are still in a queue, on a wire, or in `elsewhere` (packets a node
-/// holds outside the link queues, e.g. during a processing delay).
+/// dropped or lost, or are still in a queue, on a wire (`on_wires_now`: the packets the
+/// wires hold), or in `elsewhere` (packets a node holds outside the link queues, e.g. during
+/// a processing delay).
 #[inline(always)]
 pub fn flow_conservation<'a>(
     now: Time,

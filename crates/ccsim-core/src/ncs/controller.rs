@@ -11,7 +11,7 @@
 //! integral is updated after the output is computed): `I_k = I_{k-1} + e_{k-1} dt_k`, `I_0 = 0`.
 //! With `backward = true`, backward Euler, `I_k = I_{k-1} + e_k dt_k`, the common
 //! "`I += e h; u = Kp e + Ki I`" code. Paper 000 (sec. 4) gives Kp = 11.86 and Ki = 47.45 from
-//! its ref. [28] but not the discretization; forward Euler is the default and a documented
+//! its ref. \[28\] but not the discretization; forward Euler is the default and a documented
 //! choice. Derivative: backward difference of the error, 0 at the first sample.
 //!
 //! `dt_k` is the time between the sampling instants of the sample used now and the one used

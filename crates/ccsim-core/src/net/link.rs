@@ -18,8 +18,8 @@ use crate::sim::time::{tx_time, Time};
 /// what every transmission and arrival touches comes first, then the queue, whose
 /// pass-through part comes first too, so that a hop through an idle link touches two cache
 /// lines (`layout_keeps_the_hop_in_two_cache_lines`); with thousands of access links these
-/// are rarely cached. The name, the rate (read only when the packet
-/// size changes) and the whole-run counters come last.
+/// are rarely cached. The name, the rate (read only when the packet size changes) and the
+/// whole-run counters come last.
 #[repr(C, align(64))]
 pub struct LinkDir {
     /// The transmitter is busy until this time.

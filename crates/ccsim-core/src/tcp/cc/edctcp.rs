@@ -1,6 +1,6 @@
 //! E-DCTCP: Huang & Hu, "Enhanced DCTCP to explicitly inform of packet loss", IEEE ICC 2015,
 //! pp. 5511-5516, DOI 10.1109/ICC.2015.7249200 (ALGORITHMS.md C7, open question G12); used
-//! as a baseline by the ANCE paper (`/work/shared/papers/000_b5abac0796175a98.txt` §4, ref. [8],
+//! as a baseline by the ANCE paper (`/work/shared/papers/000_b5abac0796175a98.txt` §4, ref. \[8\],
 //! which only names it an "ECN-based protocol" with the routers' cooperation).
 //!
 //! **Only the abstract was available.** It establishes: DCTCP (`dctcp.rs`) plus two phases.
