@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,9 +23,6 @@ from pathlib import Path
 import ccsim
 
 import bench  # bench/bench.py: the benchmark dumbbell
-
-ROOT = Path(__file__).resolve().parent.parent
-BINARY = ROOT / "target" / "release" / "ccsim-bench"
 
 RATE_BPS = {"10Mbps": 10e6, "100Mbps": 100e6, "1Gbps": 1e9, "10Gbps": 10e9}
 
@@ -38,20 +34,6 @@ def scenario(n: int, rate: str, duration_s: float, seed: int = 1) -> ccsim.Scena
     return bench.scenario(n, seed, rate=rate, access=access, duration_s=duration_s, warmup_s=duration_s * 0.3)
 
 
-def measure(config_path: Path) -> dict:
-    out = subprocess.run([str(BINARY), str(config_path)], check=True, capture_output=True, text=True)
-    raw = json.loads(out.stdout)
-    return {
-        "wall_s": raw["wall_s"],
-        "events": raw["events"],
-        "bottleneck_packets": raw["bottleneck_packets"],
-        "events_per_s": raw["events"] / raw["wall_s"],
-        "bottleneck_pkts_per_s": raw["bottleneck_packets"] / raw["wall_s"],
-        "peak_rss_mb": raw["peak_rss_bytes"] / 2**20,
-        "utilization": raw["results"]["utilization"],
-    }
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=float, default=10.0, help="simulated seconds per run")
@@ -60,8 +42,8 @@ def main() -> int:
     parser.add_argument("--rates", default="10Mbps,100Mbps,1Gbps,10Gbps")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
-    if not BINARY.exists():
-        print(f"scaling: {BINARY} missing; run `make bench-scaling`", file=sys.stderr)
+    if not bench.BINARY.exists():
+        print(f"scaling: {bench.BINARY} missing; run `make bench-scaling`", file=sys.stderr)
         return 2
     points = [(int(n), "100Mbps") for n in args.flows.split(",") if n]
     points += [(90, r) for r in args.rates.split(",") if r and (90, r) not in points]
@@ -72,7 +54,7 @@ def main() -> int:
         for n, rate in points:
             path = Path(tmp) / f"scaling-{n}-{rate}.json"
             path.write_text(json.dumps(ccsim.compile(scenario(n, rate, args.duration))))
-            runs = [measure(path) for _ in range(args.runs)]
+            runs = [bench.measure(path) for _ in range(args.runs)]
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             rows.append({"flows": n, "rate": rate, "duration_s": args.duration, **med})
             print(

@@ -42,12 +42,14 @@ impl DropTail {
         Self::new(Size::Packets(n))
     }
 
-    /// The largest packet (bytes) this queue accepts when empty; 0 if none (a zero limit).
-    pub fn empty_admits_up_to(&self) -> u32 {
+    /// A bound (bytes) below which every packet fits in this queue when it is empty; 0 if
+    /// none does (a zero limit). Conservative at the top of `u32`: the bound only decides
+    /// which packets may take the pass-through, which counts as the normal path would.
+    pub fn empty_admits_below(&self) -> u32 {
         match self.limit {
             Size::Packets(0) => 0,
             Size::Packets(_) => u32::MAX,
-            Size::Bytes(n) => n.min(u32::MAX as u64) as u32,
+            Size::Bytes(n) => n.saturating_add(1).min(u32::MAX as u64) as u32,
         }
     }
 

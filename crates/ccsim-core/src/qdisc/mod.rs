@@ -296,9 +296,9 @@ pub struct Queue {
     passed: u64,
     passed_measured: u64,
     measure_from: Time,
-    /// The largest packet an empty queue hands straight back (a DropTail within its limit),
-    /// 0 for none: see `pass_through`.
-    pass_up_to: u32,
+    /// Packets smaller than this (bytes) are handed straight back by the empty queue (a
+    /// DropTail within its limit); 0 for none: see `pass_through`.
+    pass_below: u32,
     disc: Disc,
     last_change: Time,
     /// Statistics.
@@ -312,15 +312,15 @@ pub struct Queue {
 
 impl Queue {
     /// Bytes from the start of a queue to the end of what `pass_through` touches (in
-    /// release builds): the pending counts, `measure_from` and `pass_up_to`.
+    /// release builds): the pending counts, `measure_from` and `pass_below`.
     #[cfg(test)]
-    pub(crate) const PASS_THROUGH_BYTES: usize = std::mem::offset_of!(Queue, pass_up_to) + 4;
+    pub(crate) const PASS_THROUGH_BYTES: usize = std::mem::offset_of!(Queue, pass_below) + 4;
 
     /// Wrap a discipline; statistics count from `measure_from` on.
     pub fn new(kind: &'static str, disc: Box<dyn QueueDisc>, rng: Rng, measure_from: Time) -> Self {
         let disc = Disc::new(disc);
-        let pass_up_to = match &disc {
-            Disc::DropTail(d) => d.empty_admits_up_to(),
+        let pass_below = match &disc {
+            Disc::DropTail(d) => d.empty_admits_below(),
             Disc::Dyn(_) => 0,
         };
         Queue {
@@ -330,7 +330,7 @@ impl Queue {
             measure_from,
             passed: 0,
             passed_measured: 0,
-            pass_up_to,
+            pass_below,
             last_change: 0,
             stats: QueueStats::default(),
             check: QueueCheck::new(kind, None),
@@ -388,7 +388,7 @@ impl Queue {
     /// DropTail queue holding packets always has one of the two (debug builds check).
     #[inline]
     pub fn pass_through(&mut self, now: Time, mut pkt: Packet) -> Result<Packet, Packet> {
-        if pkt.size > self.pass_up_to || self.pass_up_to == 0 {
+        if pkt.size >= self.pass_below {
             return Err(pkt);
         }
         debug_assert_eq!(self.disc.len_packets(), 0, "pass_through on a queue holding packets");
@@ -646,6 +646,9 @@ mod tests {
         // holds packets, and any other discipline.
         let mut small = Queue::new("droptail", Box::new(droptail::DropTail::new(crate::params::Size::Bytes(500))), Rng::stream(1, crate::sim::rng::Stream::Queue(0)), 0);
         assert!(small.pass_through(0, pkt(0, 0, 1000)).is_err());
+        // At the byte limit exactly it fits (0 + 500 <= 500), one byte more it does not.
+        assert!(small.pass_through(0, pkt(0, 1, 501)).is_err());
+        assert!(small.pass_through(0, pkt(0, 2, 500)).is_ok());
         let mut red = queue("red", (red::MODEL.build)(&Params::resolve("q", red::MODEL.params, &Default::default()).unwrap()));
         assert!(red.pass_through(0, pkt(0, 0, 1000)).is_err());
         assert_eq!(red.stats.total_in, 0);

@@ -717,19 +717,7 @@ impl TcpSender {
         // Linux's `ca_rtt`: from the newest segment this ACK covers, which triggered it, so
         // the receiver's delayed-ACK wait is left out; only for a segment sent once and not
         // SACKed before (whose arrival this ACK then reports).
-        // While every segment is one MSS the count is a division; otherwise the segments this
-        // ACK covers are the scoreboard's first ones (it starts at SND.UNA), and counting them
-        // from the front costs what `remove_acked` visits anyway instead of a binary search
-        // whose probes land on cold cache lines. Same index as `partition_point`.
-        let newest = if self.short_segs == 0 {
-            self.end_count(ack)
-        } else {
-            let mut n = 0;
-            while n < self.scoreboard.len() && self.scoreboard[n].end() <= ack {
-                n += 1;
-            }
-            n
-        };
+        let newest = self.end_count(ack);
         let rtt_last = newest
             .checked_sub(1)
             .map(|i| self.scoreboard[i])
