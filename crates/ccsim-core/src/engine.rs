@@ -647,7 +647,10 @@ impl Simulation {
         }
         self.emitted = out;
         self.arm_endpoint(e);
-        if !self.ledgers[f].events.is_empty() {
+        // Messages complete only where they are delivered, at the receiving end (and in
+        // `lose_datagram`): a sender's call leaves its flow's ledger untouched.
+        debug_assert!(e % 2 == 1 || self.ledgers[f].events.is_empty(), "flow {f}: its sender completed a message");
+        if e % 2 == 1 && !self.ledgers[f].events.is_empty() {
             self.account_messages(f);
         }
     }
