@@ -54,15 +54,3 @@ def test_ccsim_pgo_0_gives_a_plain_build():
     )
     assert out.stdout == ""
     assert "plain release build" in out.stderr
-
-
-def test_without_llvm_profdata_the_build_is_plain(tmp_path, monkeypatch, capsys):
-    pgo = load_pgo()
-    monkeypatch.setattr(pgo, "PROFILE", tmp_path / "ccsim.profdata")
-    monkeypatch.setattr(pgo, "STAMP", tmp_path / "stamp")
-    monkeypatch.setattr(pgo, "llvm_profdata", lambda _version: None)
-    monkeypatch.delenv("CCSIM_PGO", raising=False)
-    assert pgo.main() == 0
-    out = capsys.readouterr()
-    assert out.out == ""
-    assert "plain release build" in out.err
