@@ -18,14 +18,9 @@ $(BIN)/.deps: pyproject.toml
 
 setup: $(BIN)/.deps
 
-# The release builds are profile-guided (bench/pgo.py: trained on the shipped scenarios,
-# rebuilt when the engine changes); the flags are empty, a plain build, when the toolchain's
-# llvm-tools cannot be installed or with CCSIM_PGO=0.
-RELEASE_RUSTFLAGS = $(shell $(BIN)/python bench/pgo.py)
-
 # Build the Rust engine in release mode and install ccsim into .venv (incremental).
 develop: setup
-	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" $(BIN)/maturin develop --release --quiet
+	$(BIN)/maturin develop --release --quiet
 
 run: develop
 	$(BIN)/ccsim reproduce all --quick --out results/reproductions
@@ -40,19 +35,19 @@ test-python:
 	$(BIN)/python -m pytest -q
 
 bench: develop
-	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/memory.py
 
 # ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): installs the PyPI
 # package ns3 into bench/ns3/.venv, compiles bench/ns3/dumbbell.cc, runs both, prints the table.
 bench-ns3: develop
-	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/ns3/run.py $(BENCH_NS3_ARGS)
 
 # Speed against flows (9..9000) and bottleneck rate (10 Mbit/s..10 Gbit/s); minutes, not CI.
 bench-scaling: develop
-	RUSTFLAGS="$(RELEASE_RUSTFLAGS)" cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/scaling.py
 
 clean:

@@ -1,7 +1,6 @@
 //! Runs one core configuration (JSON file) and prints wall time, events, peak memory and the
-//! bottleneck's packet count as JSON. Used by `make bench` and to train the profile-guided
-//! build (`bench/pgo.py`); memory is read from /proc/self/status (VmHWM), so each measurement
-//! is its own process.
+//! bottleneck's packet count as JSON. Used by `make bench`; memory is read from
+//! /proc/self/status (VmHWM), so each measurement is its own process.
 
 use std::time::Instant;
 
@@ -14,16 +13,9 @@ fn peak_rss_bytes() -> Option<u64> {
 
 fn main() {
     let path = std::env::args().nth(1).unwrap_or_else(|| {
-        eprintln!("usage: ccsim-bench CONFIG.json | --registry");
+        eprintln!("usage: ccsim-bench CONFIG.json");
         std::process::exit(2);
     });
-    if path == "--registry" {
-        // The models and their parameters, as `ccsim._core.registry_json()` gives them: lets
-        // the Python front compile scenarios for this binary without the extension
-        // (`bench/pgo.py`).
-        println!("{}", ccsim_core::registry::registry_json());
-        return;
-    }
     let json = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         eprintln!("ccsim-bench: {path}: {e}");
         std::process::exit(2);
