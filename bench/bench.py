@@ -8,7 +8,8 @@ bottleneck packets per wall second and peak memory, plus the run's metrics.
 With `--against OTHER` (another build of `ccsim-bench`, e.g. from an older commit), the two
 binaries run alternately, in turn first, and each round's ratio of bottleneck packets per
 second is taken: on a shared machine whose speed drifts by tens of percent within minutes, the
-median of those ratios compares versions where absolute figures cannot.
+median of those ratios compares versions where absolute figures cannot. The ratio of the two
+best rates is printed too: a series can be lucky for one build, the best run rarely is.
 
     python bench/bench.py [--flows 10,90,900] [--runs 5] [--json OUT] [--against OTHER]
 """
@@ -125,8 +126,10 @@ def main() -> int:
 
 
 def compare(other: Path, flows: list[int], runs: int) -> int:
-    """Alternate `BINARY` and `other` on each flow count; print the median rates and the
-    median, lowest and highest per-round ratio (this build over the other)."""
+    """Alternate `BINARY` and `other` on each flow count; print the median rates, the
+    median, lowest and highest per-round ratio (this build over the other) and the ratio of
+    the best rates. The best of many runs is the one least disturbed by the machine's other
+    load, so the two statistics together tell a real difference from a lucky series."""
     with tempfile.TemporaryDirectory() as tmp:
         for n in flows:
             path = Path(tmp) / f"dumbbell-{n}.json"
@@ -140,7 +143,8 @@ def compare(other: Path, flows: list[int], runs: int) -> int:
             print(
                 f"N={n:4d}  this build {statistics.median(ours) / 1e6:.3f}  other {statistics.median(theirs) / 1e6:.3f} "
                 f"M bottleneck pkts/s (medians of {runs});  ratio median {statistics.median(ratios):.3f} "
-                f"(lowest {ratios[0]:.3f}, highest {ratios[-1]:.3f})"
+                f"(lowest {ratios[0]:.3f}, highest {ratios[-1]:.3f});  best {max(ours) / 1e6:.3f} against "
+                f"{max(theirs) / 1e6:.3f}, ratio {max(ours) / max(theirs):.3f}"
             )
     return 0
 
