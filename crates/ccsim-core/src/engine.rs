@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 use crate::invariants::{self, Invariants};
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
-use crate::net::link::LinkDir;
+use crate::net::link::{LinkDir, OnWire};
 use crate::net::processing::{self, Processing};
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, Packet, PacketPool, FLAG_LOST};
@@ -62,6 +62,25 @@ struct Sampler {
     columns: Vec<Vec<f64>>,
 }
 
+/// The bit of a hop ([`Simulation::next_hop`]) that says it names an endpoint, not a link.
+const HOP_ENDPOINT: u32 = 1 << 31;
+
+/// Ask the memory system for the `lines` cache lines from `p` on. A hint: it never faults,
+/// whatever the address, and changes no result (a no-op off x86-64).
+#[inline(always)]
+fn prefetch<T>(p: *const T, lines: usize) {
+    for line in 0..lines {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads nothing architecturally and cannot fault.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>((p as *const i8).wrapping_add(64 * line));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (p, line);
+    }
+}
+
 /// An endpoint with what the engine keeps for it, in one cache line: every call into an
 /// endpoint reads its pointer and host and re-arms its timer, and with hundreds of flows
 /// three separate arrays were three cold lines per call (issue 9, round 5).
@@ -85,8 +104,9 @@ pub struct Simulation {
     routes: Routes,
     /// Per node: a router (forwards packets; returns E-DCTCP loss notifications).
     routers: Vec<bool>,
-    /// Per node: its per-packet processing stage, if it has one (`net/processing.rs`).
-    processing: Vec<Option<Processing>>,
+    /// Per node: its per-packet processing stage, if it has one (`net/processing.rs`). Boxed:
+    /// every packet reaching a node reads its entry, and 8 bytes a node keep the table small.
+    processing: Vec<Option<Box<Processing>>>,
     flows: Vec<FlowInfo>,
     flow_stats: Vec<FlowStats>,
     /// Per flow: its application messages.
@@ -94,6 +114,9 @@ pub struct Simulation {
     /// Per flow: the flows whose applications answer its delivered messages.
     listeners: Vec<Vec<u32>>,
     endpoints: Vec<EndpointSlot>,
+    /// Per endpoint: its host's only outgoing link (`NO_ROUTE` if the host has several),
+    /// where what the endpoint sends goes first; a small table read to prefetch that link.
+    endpoint_links: Vec<u32>,
     queue_timers: Vec<Timer>,
     /// Scratch buffers reused for every event: drops and marks reported by a queue, packets
     /// emitted by an endpoint.
@@ -183,7 +206,7 @@ impl Simulation {
                 }
                 None => None,
             };
-            node_processing.push(stage);
+            node_processing.push(stage.map(Box::new));
         }
         let routes = Routes::compute(&out_links, &forwards);
 
@@ -337,6 +360,7 @@ impl Simulation {
         let n_links = links.len();
         let n_endpoints = endpoints.len();
         let inv = Invariants::new(&links);
+        let endpoint_links = endpoint_host.iter().map(|&host| routes.only_link(host)).collect();
         let mut sim = Simulation {
             now: 0,
             duration: cfg.duration_ns,
@@ -355,6 +379,7 @@ impl Simulation {
             ledgers: vec![MessageLedger::default(); flows.len()],
             listeners,
             flows,
+            endpoint_links,
             endpoints: endpoints
                 .into_iter()
                 .zip(endpoint_host)
@@ -484,6 +509,9 @@ impl Simulation {
             invariants::time_order(self.now, time, &event);
             self.now = time;
             self.executed += 1;
+            if let Some(&next) = self.events.peek_current() {
+                self.prefetch_for(next);
+            }
             self.dispatch(event);
             if cfg!(debug_assertions) && self.executed.is_multiple_of(invariants::CONSERVATION_EVERY) {
                 self.check_flow_conservation();
@@ -500,7 +528,7 @@ impl Simulation {
     /// stages (`invariants::flow_conservation`; nothing in release builds).
     #[inline(always)]
     fn check_flow_conservation(&self) {
-        let on_wires = self.links.iter().flat_map(|l| l.wire.iter().map(|&(_, slot)| self.wire_packets.get(slot)));
+        let on_wires = self.links.iter().flat_map(|l| l.wire.iter().map(|w| self.wire_packets.get(w.slot)));
         let elsewhere = self.processing.iter().flatten().flat_map(|s| s.packets());
         invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, on_wires, elsewhere);
     }
@@ -518,26 +546,58 @@ impl Simulation {
         self.run_until(self.duration);
     }
 
+    /// Ask the memory system for what `event`, the next to run, reads first. With hundreds
+    /// of flows its link, packet and endpoint are rarely cached, and each of these reads
+    /// decides what the event reads next, so their misses add up one after the other; asked
+    /// for while the current event runs, they overlap with it (issue 9, round 7).
+    #[inline(always)]
+    fn prefetch_for(&self, event: Event) {
+        match event {
+            Event::Arrive { link, slot, hop } => {
+                // The wire's ring pointer, head and length reach into the link's second line.
+                prefetch(self.links.as_ptr().wrapping_add(link as usize), 2);
+                prefetch(self.wire_packets.slot_ptr(slot), 2);
+                if hop & HOP_ENDPOINT != 0 {
+                    let e = (hop & !HOP_ENDPOINT) as usize;
+                    prefetch(self.endpoints.as_ptr().wrapping_add(e), 1);
+                    prefetch(self.flow_stats.as_ptr().wrapping_add(e / 2), 1);
+                    // Where its answer goes (an ACK, the next segments).
+                    if let Some(&out) = self.endpoint_links.get(e) {
+                        prefetch(self.links.as_ptr().wrapping_add(out as usize), 2);
+                    }
+                } else {
+                    // An enqueue reads the link's first line and the queue's pass-through
+                    // part in the second (`layout_keeps_the_hop_in_two_cache_lines`).
+                    prefetch(self.links.as_ptr().wrapping_add(hop as usize), 2);
+                }
+            }
+            Event::TxDone(link) => prefetch(self.links.as_ptr().wrapping_add(link as usize), 1),
+            Event::Endpoint { endpoint, .. } => prefetch(self.endpoints.as_ptr().wrapping_add(endpoint as usize), 1),
+            _ => {}
+        }
+    }
+
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::TxDone(l) => {
                 self.links[l as usize].tx_pending = false;
                 self.start_tx(l as usize);
             }
-            Event::Arrive(l) => {
+            Event::Arrive { link: l, slot, hop } => {
                 let link = &mut self.links[l as usize];
-                let (at, slot) = link.wire.pop_front().expect("an arrival event has a packet on the wire");
+                let head = link.wire.pop_front().expect("an arrival event has a packet on the wire");
+                debug_assert!(head.slot == slot && head.hop == hop, "link {l}: the arrival is not the wire's head");
                 let pkt = self.wire_packets.take(slot);
-                self.inv.wire_leave(l as usize, self.now, at, &pkt);
-                if let Some(&(next, _)) = link.wire.front() {
-                    self.events.push(next, Event::Arrive(l));
+                self.inv.wire_leave(l as usize, self.now, head.arrival, &pkt);
+                if let Some(&OnWire { arrival, slot, hop }) = link.wire.front() {
+                    self.events.push(arrival, Event::Arrive { link: l, slot, hop });
                 } else {
                     // Empty: start again at the ring's first slot, which was written more
                     // recently than the one after the last packet (and is likelier cached).
                     link.wire.clear();
                 }
                 let to = link.to;
-                self.receive(to, pkt);
+                self.receive(to, pkt, hop);
             }
             Event::Endpoint { endpoint, token } => {
                 match self.endpoints[endpoint as usize].timer.fired(self.now, token) {
@@ -589,29 +649,48 @@ impl Simulation {
 
     // ----- end of node processing -----
 
-    /// A packet reaches `node`: its processing stage first, if it has one.
-    fn receive(&mut self, node: u32, pkt: Packet) {
+    /// A packet reaches `node`, bound for `hop` from there ([`Simulation::next_hop`]): its
+    /// processing stage first, if it has one.
+    fn receive(&mut self, node: u32, pkt: Packet, hop: u32) {
+        debug_assert_eq!(hop, Self::next_hop(&self.routes, node, &pkt), "packet of flow {} at node {node}", pkt.flow);
         if !self.hold_for_processing(node, pkt) {
-            self.deliver_or_forward(node, pkt);
+            self.take_hop(pkt, hop);
         }
     }
 
-    /// A packet leaves `node`'s processing (or arrives at a node without): deliver or forward it.
+    /// A packet leaves `node`'s processing stage: deliver or forward it.
     fn deliver_or_forward(&mut self, node: u32, pkt: Packet) {
+        let hop = Self::next_hop(&self.routes, node, &pkt);
+        self.take_hop(pkt, hop);
+    }
+
+    /// Where `pkt` goes from `node`: to its endpoint there (`HOP_ENDPOINT` and the endpoint's
+    /// index) or onto the next link of its route. Routes are fixed for the run, so a link
+    /// works this out when it puts the packet on the wire, and the far end (and the prefetch
+    /// before it) reads it from there.
+    #[inline]
+    fn next_hop(routes: &Routes, node: u32, pkt: &Packet) -> u32 {
         if pkt.dst == node {
-            let f = pkt.flow as usize;
-            self.flow_stats[f].total_arrived += 1;
-            let endpoint = if pkt.kind.to_sender() {
-                2 * f
-            } else {
-                self.flow_stats[f].received(self.now, self.now - pkt.ts);
-                2 * f + 1
-            };
-            self.call_endpoint(endpoint, Call::Packet(&pkt));
+            HOP_ENDPOINT | (2 * pkt.flow + !pkt.kind.to_sender() as u32)
         } else {
-            let l = self.routes.next_link(node, pkt.dst);
+            let l = routes.next_link(node, pkt.dst);
             debug_assert_ne!(l, NO_ROUTE, "no route from {node} to {}", pkt.dst);
-            self.enqueue(l as usize, pkt);
+            l
+        }
+    }
+
+    /// Deliver `pkt` to the endpoint `hop` names or enqueue it on the link it names.
+    fn take_hop(&mut self, pkt: Packet, hop: u32) {
+        if hop & HOP_ENDPOINT != 0 {
+            let e = (hop & !HOP_ENDPOINT) as usize;
+            let f = e / 2;
+            self.flow_stats[f].total_arrived += 1;
+            if e % 2 == 1 {
+                self.flow_stats[f].received(self.now, self.now - pkt.ts);
+            }
+            self.call_endpoint(e, Call::Packet(&pkt));
+        } else {
+            self.enqueue(hop as usize, pkt);
         }
     }
 
@@ -840,10 +919,12 @@ impl Simulation {
             }
         } else {
             let arrive = done + link.delay;
+            let hop = Self::next_hop(&self.routes, link.to, &pkt);
+            let slot = self.wire_packets.put(pkt);
             if link.wire.is_empty() {
-                self.events.push(arrive, Event::Arrive(l as u32));
+                self.events.push(arrive, Event::Arrive { link: l as u32, slot, hop });
             }
-            link.wire.push_back((arrive, self.wire_packets.put(pkt)));
+            link.wire.push_back(OnWire { arrival: arrive, slot, hop });
             self.inv.wire_enter(l, now, arrive, &pkt);
         }
         debug_assert_eq!(more, link.queue.len_packets() > 0, "link {l}: whether packets wait behind this one");
@@ -1176,6 +1257,16 @@ mod tests {
     fn an_endpoint_slot_is_one_cache_line() {
         assert_eq!(std::mem::size_of::<EndpointSlot>(), 64);
         assert_eq!(std::mem::align_of::<EndpointSlot>(), 64);
+    }
+
+    #[test]
+    fn a_prefetch_accepts_any_address() {
+        // A hint, never a read: addresses past the end of a table, null and the top of the
+        // address space are all fine (the engine computes them with wrapping arithmetic).
+        let table = [0u64; 4];
+        prefetch(table.as_ptr().wrapping_add(1 << 40), 2);
+        prefetch(std::ptr::null::<u8>(), 1);
+        prefetch(usize::MAX as *const u8, 2);
     }
 
     #[test]

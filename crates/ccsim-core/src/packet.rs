@@ -156,6 +156,12 @@ impl PacketPool {
         self.slots[slot as usize]
     }
 
+    /// Where the packet in `slot` is stored (for prefetching; any slot number is accepted).
+    #[inline]
+    pub fn slot_ptr(&self, slot: u32) -> *const Packet {
+        self.slots.as_ptr().wrapping_add(slot as usize)
+    }
+
     /// The packet in `slot`.
     pub fn get(&self, slot: u32) -> &Packet {
         &self.slots[slot as usize]

@@ -12,6 +12,18 @@ use crate::qdisc::Queue;
 use crate::sim::rng::Rng;
 use crate::sim::time::{tx_time, Time};
 
+/// A packet propagating on a wire.
+#[derive(Clone, Copy, Debug)]
+pub struct OnWire {
+    /// When it reaches the far end.
+    pub arrival: Time,
+    /// Its slot in the engine's [`PacketPool`](crate::packet::PacketPool).
+    pub slot: u32,
+    /// Where it goes from the far end: worked out as it enters the wire (routes are fixed
+    /// for the run), see `Simulation::next_hop`.
+    pub hop: u32,
+}
+
 /// One direction of a link.
 ///
 /// `repr(C)` keeps the declared order and the alignment puts it on a cache-line boundary:
@@ -32,9 +44,8 @@ pub struct LinkDir {
     pub last_tx: (u32, Time),
     /// Probability that a packet is lost on the wire.
     pub loss: f64,
-    /// Packets propagating, in arrival order: (arrival time, slot in the engine's
-    /// [`PacketPool`](crate::packet::PacketPool)).
-    pub wire: VecDeque<(Time, u32)>,
+    /// Packets propagating, in arrival order.
+    pub wire: VecDeque<OnWire>,
     /// Bytes of the packets whose transmission started in the measured window.
     pub tx_bytes: u64,
     /// Time the transmitter was busy from the start of the measured window on (ns), counting

@@ -72,6 +72,11 @@ impl Routes {
         Routes { single, table }
     }
 
+    /// The only link leaving `node`, or `NO_ROUTE` when it has none or several.
+    pub fn only_link(&self, node: u32) -> u32 {
+        self.single[node as usize]
+    }
+
     /// The link `node` uses towards `dst`.
     #[inline]
     pub fn next_link(&self, node: u32, dst: u32) -> u32 {

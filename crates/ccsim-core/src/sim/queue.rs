@@ -34,7 +34,16 @@ pub enum Event {
     /// A link direction finished serializing a packet and may start the next one.
     TxDone(u32),
     /// The packet at the head of a link direction's wire reaches the far end.
-    Arrive(u32),
+    Arrive {
+        /// Link direction index.
+        link: u32,
+        /// The packet's slot in the engine's packet pool.
+        slot: u32,
+        /// Where the packet goes from the far end (see `Simulation::next_hop`). Slot and hop
+        /// are known when the packet enters the wire; the event carries them so that the
+        /// engine can ask for their memory while it runs the event before.
+        hop: u32,
+    },
     /// A timer of an endpoint (sender or receiver of a flow) may be due.
     Endpoint {
         /// Endpoint index.
@@ -204,6 +213,13 @@ impl EventQueue {
             return None;
         }
         self.current.pop().map(|e| (e.time(), e.event))
+    }
+
+    /// The event `pop_until` would return next, if it is already in the current bucket
+    /// (a hint for prefetching; `None` says nothing about what is pending).
+    #[inline]
+    pub fn peek_current(&self) -> Option<&Event> {
+        self.current.last().map(|e| &e.event)
     }
 
     /// Number of pending events.
@@ -391,20 +407,20 @@ mod tests {
     #[test]
     fn equal_times_pop_in_insertion_order() {
         let mut q = EventQueue::new();
-        q.push(10, Event::Arrive(1));
+        q.push(10, Event::TxDone(1));
         q.push(5, Event::TxDone(9));
-        q.push(10, Event::Arrive(2));
+        q.push(10, Event::TxDone(2));
         q.push(10, Event::Sample);
-        q.push(10, Event::Arrive(0));
+        q.push(10, Event::TxDone(0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop_until(Time::MAX)).collect();
         assert_eq!(
             order,
             vec![
                 (5, Event::TxDone(9)),
-                (10, Event::Arrive(1)),
-                (10, Event::Arrive(2)),
+                (10, Event::TxDone(1)),
+                (10, Event::TxDone(2)),
                 (10, Event::Sample),
-                (10, Event::Arrive(0)),
+                (10, Event::TxDone(0)),
             ]
         );
     }
@@ -422,7 +438,7 @@ mod tests {
             if reference.is_empty() || rng.chance(0.52) {
                 let (lo, hi) = ahead[rng.range_u64(0, ahead.len() as u64) as usize];
                 let t = now + rng.range_u64(lo, hi);
-                q.push(t, Event::Arrive(pushed));
+                q.push(t, Event::TxDone(pushed));
                 reference.push((t, pushed));
                 pushed += 1;
             } else {
@@ -432,14 +448,14 @@ mod tests {
                 if t > 0 {
                     assert_eq!(q.pop_until(t - 1), None, "popped before {t}");
                 }
-                assert_eq!(q.pop_until(t), Some((t, Event::Arrive(k))));
+                assert_eq!(q.pop_until(t), Some((t, Event::TxDone(k))));
                 now = t;
             }
             assert_eq!(q.len(), reference.len());
         }
         reference.sort();
         for (t, k) in reference {
-            assert_eq!(q.pop_until(Time::MAX), Some((t, Event::Arrive(k))));
+            assert_eq!(q.pop_until(Time::MAX), Some((t, Event::TxDone(k))));
         }
         assert!(q.is_empty() && q.pop_until(Time::MAX).is_none());
     }
@@ -467,10 +483,10 @@ mod tests {
         let mut q = EventQueue::new();
         q.push(10 << SHIFT, Event::Sample);
         assert_eq!(q.pop_until(2 << SHIFT), None);
-        q.push(3 << SHIFT, Event::Arrive(1));
-        q.push(3 << SHIFT, Event::Arrive(2));
-        assert_eq!(q.pop_until(Time::MAX), Some((3 << SHIFT, Event::Arrive(1))));
-        assert_eq!(q.pop_until(Time::MAX), Some((3 << SHIFT, Event::Arrive(2))));
+        q.push(3 << SHIFT, Event::TxDone(1));
+        q.push(3 << SHIFT, Event::TxDone(2));
+        assert_eq!(q.pop_until(Time::MAX), Some((3 << SHIFT, Event::TxDone(1))));
+        assert_eq!(q.pop_until(Time::MAX), Some((3 << SHIFT, Event::TxDone(2))));
         assert_eq!(q.pop_until(Time::MAX), Some((10 << SHIFT, Event::Sample)));
     }
 }
