@@ -167,6 +167,25 @@ fn same_seed_gives_identical_results_and_seeds_matter() {
 }
 
 #[test]
+fn prefetching_for_the_next_event_changes_no_result() {
+    // The engine prefetches only for large networks; force it both ways on a small,
+    // congested one (drops, queues, timers, delayed ACKs) and compare everything.
+    let mut cfg = dumbbell(8, 10_000_000, 5 * MS, droptail(20), 100_000_000, |i| (1 + 3 * i as u64) * MS);
+    cfg.duration_ns = 5 * SEC;
+    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true, ..TraceSpec::default() };
+    cfg.flows = (0..8).map(|i| bulk_tcp(8, i, "newreno")).collect();
+    let outcome = |prefetch: bool| {
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.set_prefetch(prefetch);
+        sim.run();
+        let r = sim.results();
+        assert!(r.queues.iter().find(|q| q.name == "A->B").unwrap().drops > 0, "the bottleneck must overflow");
+        (sim.events_executed(), serde_json::to_string(&r).unwrap())
+    };
+    assert_eq!(outcome(true), outcome(false));
+}
+
+#[test]
 fn runs_can_be_advanced_in_slices_without_changing_the_outcome() {
     let cfg = one_flow_10mbps();
     let (_, whole) = run(&cfg);
