@@ -122,9 +122,10 @@ pub struct Simulation {
     /// where what the endpoint sends goes first; a small table read to prefetch that link.
     endpoint_links: Vec<u32>,
     /// Whether to prefetch for the next event ([`Simulation::prefetch_for`]): only when the
-    /// links alone outgrow a core's second-level cache. Below that, the state a packet
-    /// touches stays cached and the extra instructions cost more than they save (issue 9,
-    /// round 7: −2 to −7 % at 10 and 90 flows, +5 to +10 % at 900).
+    /// links alone outgrow a core's second-level cache. Measured (issue 9, round 7): +5 to
+    /// +10 % on the benchmark at 900 flows (3 602 link directions); −2 to −8 % at 10 and 90
+    /// flows, and −3 to −10 % on Piotrowska's 900-flow Data Center cell, whose 7 links stay
+    /// cached while its endpoints do not.
     prefetch_next: bool,
     queue_timers: Vec<Timer>,
     /// Scratch buffers reused for every event: drops and marks reported by a queue, packets
@@ -583,7 +584,7 @@ impl Simulation {
                     prefetch(self.endpoints.as_ptr().wrapping_add(e), 1);
                     prefetch(self.flow_stats.as_ptr().wrapping_add(e / 2), 1);
                     // Where its answer goes (an ACK, the next segments).
-                    if let Some(&out) = self.endpoint_links.get(e) {
+                    if let Some(&out) = self.endpoint_links.get(e).filter(|&&out| out != NO_ROUTE) {
                         prefetch(self.links.as_ptr().wrapping_add(out as usize), 2);
                     }
                 } else {
