@@ -237,8 +237,10 @@ def test_a_dask_cluster_ranks_exactly_as_local_processes(tmp_path: Path) -> None
 
 def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None:
     out = tmp_path / "flag"
+    # Runs of 600 s (about 0.15 s each): the signal must land while runs remain. With 14 s runs
+    # (20 ms each) the last six finished before it often enough to skip the test.
     args = ["compare", str(SCENARIOS / "flagship.toml"), "--cc", "newreno,cubic", "--queue", "droptail,codel",
-            "--seeds", "2", "--out", str(out), "--set", "simulation.duration=14s", "--set", "simulation.warmup=2s"]
+            "--seeds", "2", "--out", str(out), "--set", "simulation.duration=600s", "--set", "simulation.warmup=2s"]
     runs = out / "runs"
     code, stderr = interrupt_cli(*args, "--jobs", "1", "--quiet", runs=runs, after=2)
     if code == 0:
