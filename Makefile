@@ -32,7 +32,7 @@ test-rust:
 	cargo test --workspace --quiet
 
 test-python:
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -rs
 
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench

@@ -237,8 +237,8 @@ def test_a_dask_cluster_ranks_exactly_as_local_processes(tmp_path: Path) -> None
 
 def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None:
     out = tmp_path / "flag"
-    # Runs of 600 s (about 0.15 s each): the signal must land while runs remain. With 14 s runs
-    # (20 ms each) the last six finished before it often enough to skip the test.
+    # Runs of 600 s (about 0.15 s each), so that the signal lands while runs remain even on a
+    # loaded machine (14 s runs took 20 ms each).
     args = ["compare", str(SCENARIOS / "flagship.toml"), "--cc", "newreno,cubic", "--queue", "droptail,codel",
             "--seeds", "2", "--out", str(out), "--set", "simulation.duration=600s", "--set", "simulation.warmup=2s"]
     runs = out / "runs"
