@@ -150,9 +150,19 @@ class Executor:
             if kill:
                 # The pool has no public way to stop calls that are running; its processes are
                 # ours, so end them (their unfinished calls are lost by definition).
-                for process in list(getattr(pool, "_processes", {}).values()):
+                processes = list(getattr(pool, "_processes", {}).values())
+                for process in processes:
                     if process.is_alive():
                         process.terminate()
+                for process in processes:
+                    process.join(timeout=5)
+                # A worker ended while it was sending a result leaves half a message in the
+                # result pipe; the pool's manager thread would wait for the rest for ever, and
+                # the interpreter for that thread at exit. With the workers gone, closing this
+                # process's own end of the pipe lets the thread read end-of-file instead.
+                result_queue = getattr(pool, "_result_queue", None)
+                if result_queue is not None:
+                    result_queue._writer.close()
             pool.shutdown(wait=not kill, cancel_futures=True)
 
     def __enter__(self) -> Executor:
