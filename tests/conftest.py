@@ -38,16 +38,15 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 def interrupt_cli(*args: str, runs: Path, after: int, sig: int = signal.SIGINT) -> tuple[int, str]:
     """Start ``python -m ccsim ARGS``, send it ``sig`` once ``runs`` holds ``after`` finished run
     directories (or after 60 s), and return its exit code and standard error."""
-    # Start the CLI as a shell would: no signal blocked, Ctrl-C and SIGTERM with their default
-    # actions. A child inherits ignored and blocked signals, and in full-suite runs this
-    # process was found ignoring SIGINT by the time of the interrupt tests (a library's doing;
-    # no test module does it on import), so the CLI ran to the end and the test skipped.
-    clean_start = ("import runpy, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
-                   "signal.signal(signal.SIGINT, signal.default_int_handler); "
-                   "signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-                   "sys.argv[0] = 'ccsim'; runpy.run_module('ccsim', run_name='__main__', alter_sys=True)")
-    proc = subprocess.Popen([sys.executable, "-c", clean_start, *args], env=_cli_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Start the CLI with Ctrl-C's default action, as a shell would: a child inherits an ignored
+    # SIGINT, and in full-suite runs this process was found ignoring it by the time of the
+    # interrupt tests (a library's doing; no test module does it on import).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "ccsim", *args], env=_cli_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len([p for p in runs.glob("*") if not p.name.startswith(".")]) < after:
         time.sleep(0.02)
