@@ -11,10 +11,10 @@ use crate::error::ConfigError;
 use crate::invariants::{self, Invariants};
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
-use crate::net::link::{LinkDir, OnWire};
+use crate::net::link::LinkDir;
 use crate::net::processing::{self, Processing};
 use crate::net::route::{Routes, NO_ROUTE};
-use crate::packet::{Kind, Packet, PacketPool, FLAG_LOST};
+use crate::packet::{Kind, OnWire, Packet, PacketPool, FLAG_LOST};
 use crate::params::{ParamValue, Params};
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
 use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
@@ -542,7 +542,7 @@ impl Simulation {
     /// stages (`invariants::flow_conservation`; nothing in release builds).
     #[inline(always)]
     fn check_flow_conservation(&self) {
-        let on_wires = self.links.iter().flat_map(|l| l.wire.iter().map(|w| self.wire_packets.get(w.slot)));
+        let on_wires = self.links.iter().flat_map(|l| self.wire_packets.on(&l.wire));
         let elsewhere = self.processing.iter().flatten().flat_map(|s| s.packets());
         invariants::flow_conservation(self.now, self.seed, &self.flow_stats, &self.links, on_wires, elsewhere);
     }
@@ -576,9 +576,10 @@ impl Simulation {
     fn prefetch_for(&self, event: Event) {
         match event {
             Event::Arrive { link, slot, hop } => {
-                // The wire's ring pointer, head and length reach into the link's second line.
-                prefetch(self.links.as_ptr().wrapping_add(link as usize), 2);
-                prefetch(self.wire_packets.slot_ptr(slot), 2);
+                prefetch(self.links.as_ptr().wrapping_add(link as usize), 1);
+                let (packet, behind) = self.wire_packets.slot_ptrs(slot);
+                prefetch(packet, 2);
+                prefetch(behind, 1);
                 if hop & HOP_ENDPOINT != 0 {
                     let e = (hop & !HOP_ENDPOINT) as usize;
                     prefetch(self.endpoints.as_ptr().wrapping_add(e), 1);
@@ -607,16 +608,10 @@ impl Simulation {
             }
             Event::Arrive { link: l, slot, hop } => {
                 let link = &mut self.links[l as usize];
-                let head = link.wire.pop_front().expect("an arrival event has a packet on the wire");
-                debug_assert!(head.slot == slot && head.hop == hop, "link {l}: the arrival is not the wire's head");
-                let pkt = self.wire_packets.take(slot);
-                self.inv.wire_leave(l as usize, self.now, head.arrival, &pkt);
-                if let Some(&OnWire { arrival, slot, hop }) = link.wire.front() {
+                let (pkt, next) = self.wire_packets.arrive(&mut link.wire, slot);
+                self.inv.wire_leave(l as usize, self.now, self.now, &pkt);
+                if let Some(OnWire { arrival, slot, hop }) = next {
                     self.events.push(arrival, Event::Arrive { link: l, slot, hop });
-                } else {
-                    // Empty: start again at the ring's first slot, which was written more
-                    // recently than the one after the last packet (and is likelier cached).
-                    link.wire.clear();
                 }
                 let to = link.to;
                 self.receive(to, pkt, hop);
@@ -942,12 +937,10 @@ impl Simulation {
         } else {
             let arrive = done + link.delay;
             let hop = Self::next_hop(&self.routes, link.to, &pkt);
-            let slot = self.wire_packets.put(pkt);
-            if link.wire.is_empty() {
+            self.inv.wire_enter(l, now, arrive, &pkt);
+            if let Some(slot) = self.wire_packets.send(&mut link.wire, pkt, arrive, hop) {
                 self.events.push(arrive, Event::Arrive { link: l as u32, slot, hop });
             }
-            link.wire.push_back(OnWire { arrival: arrive, slot, hop });
-            self.inv.wire_enter(l, now, arrive, &pkt);
         }
         debug_assert_eq!(more, link.queue.len_packets() > 0, "link {l}: whether packets wait behind this one");
         if more {
@@ -1068,7 +1061,7 @@ impl Simulation {
         let injected: u64 = self.flow_stats.iter().map(|s| s.total_injected).sum();
         let arrived: u64 = self.flow_stats.iter().map(|s| s.total_arrived).sum();
         let lost: u64 = self.flow_stats.iter().map(|s| s.total_lost).sum();
-        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + l.wire.len() as u64).sum::<u64>()
+        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + self.wire_packets.on(&l.wire).count() as u64).sum::<u64>()
             + self.processing.iter().flatten().map(|s| s.len() as u64).sum::<u64>();
         if injected == arrived + lost + held {
             Ok(())

@@ -122,49 +122,142 @@ pub struct Packet {
     pub sack: [SackBlock; MAX_SACK_BLOCKS],
 }
 
-/// The packets on the wires, in one pool of slots addressed by `u32`: a wire keeps only
-/// (arrival time, slot), and a slot freed by an arrival is the next one a transmission fills
-/// (last freed, first reused), so the packet is written to a slot still in cache. A wire's
-/// ring of 96-byte packets would be written one slot further each time, and with thousands
-/// of access links that slot has long left the cache (issue 9, round 5).
+/// The packets on the wires, in one pool of slots addressed by `u32`, each wire a list
+/// threaded through the slots ([`Wire`]).
+///
+/// A slot freed by an arrival is the next one a transmission fills (last freed, first
+/// reused), so the packet is written to a slot still in cache. A wire's ring of 96-byte
+/// packets would be written one slot further each time, and with thousands of access links
+/// that slot has long left the cache (issue 9, round 5); so would a ring of (arrival, slot)
+/// entries, one heap buffer per wire, which is why a wire is now only its two ends and the
+/// links between its packets sit beside them in the pool (round 8).
 #[derive(Clone, Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
+    /// Per slot: the packet behind it on its wire (`after[s]` is read when slot `s` arrives).
+    after: Vec<Behind>,
     free: Vec<u32>,
 }
 
-impl PacketPool {
-    /// Store `pkt`; returns its slot.
+/// The packet behind another on a wire: its slot, arrival time and next hop, written when it
+/// enters the wire, so that the arrival of the one ahead can schedule it without reading its
+/// slot (16 bytes, four to a cache line).
+#[derive(Clone, Copy, Debug)]
+struct Behind {
+    arrival: Time,
+    slot: u32,
+    hop: u32,
+}
+
+/// End of a wire's list.
+const NIL: u32 = u32::MAX;
+
+const NOBODY: Behind = Behind { arrival: 0, slot: NIL, hop: 0 };
+
+/// The packets propagating on one link direction, in arrival order: the first and last
+/// slots of a list threaded through the [`PacketPool`]. The delay is constant and
+/// transmissions are serialized, so packets arrive in the order they entered.
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Wire {
+    fn default() -> Self {
+        Wire { head: NIL, tail: NIL }
+    }
+}
+
+impl Wire {
+    /// No packet is propagating.
     #[inline]
-    pub fn put(&mut self, pkt: Packet) -> u32 {
-        match self.free.pop() {
+    pub fn is_empty(&self) -> bool {
+        self.tail == NIL
+    }
+
+    /// The slot of the packet that arrives next, if any.
+    pub fn head(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+}
+
+/// A packet on a wire, as its arrival event names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnWire {
+    /// When it reaches the far end.
+    pub arrival: Time,
+    /// Its slot in the pool.
+    pub slot: u32,
+    /// Where it goes from the far end: worked out as it enters the wire (routes are fixed
+    /// for the run), see `Simulation::next_hop`.
+    pub hop: u32,
+}
+
+impl PacketPool {
+    /// Put `pkt` on `wire`, behind the packets already there; it arrives at `arrival` and goes
+    /// on to `hop`. Returns its slot if it is the wire's only packet (its arrival needs an
+    /// event; the others are scheduled by the arrival ahead of them, [`PacketPool::arrive`]).
+    #[inline]
+    pub fn send(&mut self, wire: &mut Wire, pkt: Packet, arrival: Time, hop: u32) -> Option<u32> {
+        let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = pkt;
+                self.after[slot as usize] = NOBODY;
                 slot
             }
             None => {
                 self.slots.push(pkt);
+                self.after.push(NOBODY);
                 (self.slots.len() - 1) as u32
             }
+        };
+        if wire.tail == NIL {
+            wire.head = slot;
+            wire.tail = slot;
+            Some(slot)
+        } else {
+            self.after[wire.tail as usize] = Behind { arrival, slot, hop };
+            wire.tail = slot;
+            None
         }
     }
 
-    /// Remove the packet in `slot` (which `put` returned and nobody took since).
+    /// The packet in `slot`, the head of `wire`, arrives: take it off, with the packet now at
+    /// the head (whose arrival the caller schedules), if any.
     #[inline]
-    pub fn take(&mut self, slot: u32) -> Packet {
+    pub fn arrive(&mut self, wire: &mut Wire, slot: u32) -> (Packet, Option<OnWire>) {
+        debug_assert_eq!(wire.head, slot, "an arrival takes the head of its wire");
         self.free.push(slot);
-        self.slots[slot as usize]
+        let behind = self.after[slot as usize];
+        let next = if behind.slot == NIL {
+            wire.head = NIL;
+            wire.tail = NIL;
+            None
+        } else {
+            wire.head = behind.slot;
+            Some(OnWire { arrival: behind.arrival, slot: behind.slot, hop: behind.hop })
+        };
+        (self.slots[slot as usize], next)
     }
 
-    /// Where the packet in `slot` is stored (for prefetching; any slot number is accepted).
+    /// Where the packet in `slot` and the link behind it are stored (for prefetching; any
+    /// slot number is accepted).
     #[inline]
-    pub fn slot_ptr(&self, slot: u32) -> *const Packet {
-        self.slots.as_ptr().wrapping_add(slot as usize)
+    pub fn slot_ptrs(&self, slot: u32) -> (*const Packet, *const u8) {
+        (self.slots.as_ptr().wrapping_add(slot as usize), self.after.as_ptr().wrapping_add(slot as usize).cast())
     }
 
-    /// The packet in `slot`.
-    pub fn get(&self, slot: u32) -> &Packet {
-        &self.slots[slot as usize]
+    /// The packets on `wire`, in arrival order.
+    pub fn on(&self, wire: &Wire) -> impl Iterator<Item = &Packet> + '_ {
+        let mut slot = wire.head;
+        std::iter::from_fn(move || {
+            (slot != NIL).then(|| {
+                let s = slot as usize;
+                slot = self.after[s].slot;
+                &self.slots[s]
+            })
+        })
     }
 }
 
@@ -173,17 +266,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pool_returns_what_was_put_and_reuses_the_last_freed_slot_first() {
+    fn a_wire_gives_back_its_packets_in_order_and_reuses_the_last_freed_slot_first() {
         let mut pool = PacketPool::default();
+        let (mut w, mut v) = (Wire::default(), Wire::default());
         let pkt = |seq| Packet { seq, ..Packet::default() };
-        let (a, b, c) = (pool.put(pkt(1)), pool.put(pkt(2)), pool.put(pkt(3)));
-        assert_eq!((a, b, c), (0, 1, 2));
-        assert_eq!(pool.take(b).seq, 2);
-        assert_eq!(pool.take(a).seq, 1);
-        assert_eq!(pool.put(pkt(4)), a, "the last freed slot first");
-        assert_eq!(pool.put(pkt(5)), b);
-        assert_eq!(pool.put(pkt(6)), 3, "then a new one");
-        assert_eq!([a, b, c, 3].map(|s| pool.get(s).seq), [4, 5, 3, 6]);
+        // Only a wire's first packet needs an arrival event.
+        assert_eq!(pool.send(&mut w, pkt(1), 10, 7), Some(0));
+        assert_eq!(pool.send(&mut v, pkt(2), 15, 8), Some(1));
+        assert_eq!(pool.send(&mut w, pkt(3), 20, 9), None);
+        assert_eq!(pool.send(&mut w, pkt(4), 30, 5), None);
+        assert_eq!(pool.on(&w).map(|p| p.seq).collect::<Vec<_>>(), [1, 3, 4]);
+        let (p, next) = pool.arrive(&mut w, 0);
+        assert_eq!((p.seq, next), (1, Some(OnWire { arrival: 20, slot: 2, hop: 9 })));
+        // The freed slot is the next one filled, and the new packet goes behind the others.
+        assert_eq!(pool.send(&mut w, pkt(5), 40, 6), None);
+        assert_eq!(pool.on(&w).map(|p| p.seq).collect::<Vec<_>>(), [3, 4, 5]);
+        let (p, next) = pool.arrive(&mut w, 2);
+        assert_eq!((p.seq, next), (3, Some(OnWire { arrival: 30, slot: 3, hop: 5 })));
+        let (p, next) = pool.arrive(&mut w, 3);
+        assert_eq!((p.seq, next), (4, Some(OnWire { arrival: 40, slot: 0, hop: 6 })));
+        let (p, next) = pool.arrive(&mut w, 0);
+        assert_eq!((p.seq, next), (5, None));
+        assert!(w.is_empty() && w.head().is_none() && pool.on(&w).next().is_none());
+        // An emptied wire starts again with its next packet; the other wire was untouched.
+        assert_eq!(pool.send(&mut w, pkt(6), 50, 4), Some(0));
+        assert_eq!(pool.on(&v).map(|p| p.seq).collect::<Vec<_>>(), [2]);
+        assert_eq!(pool.arrive(&mut v, 1).0.seq, 2);
     }
 
     #[test]

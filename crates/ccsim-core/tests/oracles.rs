@@ -11,16 +11,16 @@
 
 mod common;
 
-use ccsim_core::config::{AlgoSpec, Config, FlowSpec, NodeKind, NodeSpec, TraceSpec};
+use ccsim_core::config::{AlgoSpec, Config, DirSpec, FlowSpec, NodeKind, NodeSpec, TraceSpec};
 use ccsim_core::params::{ParamValue, Size};
 use ccsim_core::results::QueueResult;
 use ccsim_core::sim::time::{MS, SEC, US};
 use common::*;
 
-/// Two hosts a -> b over one link; `flow` from a to b.
-fn two_hosts(rate: u64, delay: u64, loss: f64, limit: u64, duration: u64, warmup: u64, seed: u64, flow: FlowSpec) -> Config {
-    let mut ab = dir(rate, delay, droptail(limit));
-    ab.loss = loss;
+/// Two hosts a -> b over one link, `ab` from a to b and its twin without wire loss back;
+/// `flow` from a to b.
+fn two_hosts(ab: DirSpec, duration: u64, warmup: u64, seed: u64, flow: FlowSpec) -> Config {
+    let ba = DirSpec { loss: 0.0, ..ab.clone() };
     Config {
         duration_ns: duration,
         warmup_ns: warmup,
@@ -29,7 +29,7 @@ fn two_hosts(rate: u64, delay: u64, loss: f64, limit: u64, duration: u64, warmup
             NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None },
             NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None },
         ],
-        links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab, ba: dir(rate, delay, droptail(limit)) }],
+        links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab, ba }],
         flows: vec![flow],
         trace: TraceSpec::default(),
         bottleneck: None,
@@ -81,7 +81,7 @@ fn mg1(rho: f64, exp_size: bool, n: u64) -> (f64, f64, f64) {
         group: None,
     };
     // DropTail limit far above any queue these loads reach (P(Lq > 10^6) is nil).
-    let r = run(&two_hosts(RATE, 10 * US, 0.0, 1_000_000, duration, warmup, 11, flow));
+    let r = run(&two_hosts(dir(RATE, 10 * US, droptail(1_000_000)), duration, warmup, 11, flow));
     let window_s = (duration - warmup) as f64 / SEC as f64;
     for q in &r.queues {
         assert_little(q, window_s);
@@ -200,7 +200,7 @@ fn mathis(p: f64, duration: u64) -> f64 {
         group: None,
     };
     let warmup = 2 * SEC;
-    let r = run(&two_hosts(1_000_000_000, 10 * MS, p, 100_000, duration, warmup, 5, flow));
+    let r = run(&two_hosts(DirSpec { loss: p, ..dir(1_000_000_000, 10 * MS, droptail(100_000)) }, duration, warmup, 5, flow));
     let window_s = (duration - warmup) as f64 / SEC as f64;
     for q in &r.queues {
         assert_little(q, window_s);

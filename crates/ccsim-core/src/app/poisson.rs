@@ -60,8 +60,8 @@ impl Poisson {
     }
 
     fn next(&self) -> Option<Time> {
-        // Beyond ~292 years (or an infinite gap) there is nothing more to send.
-        if !(self.next_f < Time::MAX as f64 / 2.0) {
+        // Beyond ~292 years (or an infinite or NaN gap) there is nothing more to send.
+        if self.next_f.is_nan() || self.next_f >= Time::MAX as f64 / 2.0 {
             return None;
         }
         let t = self.next_f.round() as Time;

@@ -1,28 +1,16 @@
 //! One direction of a link: an output queue, a transmitter of fixed rate and a wire of fixed
 //! propagation delay that may corrupt packets at random.
 //!
-//! The wire is a FIFO of (arrival time, packet): the delay is constant and transmissions are
-//! serialized, so arrivals are in order and only the head needs an event. The transmitter
+//! The wire is a FIFO of packets (a list through the engine's packet pool, `packet::Wire`): the
+//! delay is constant and transmissions are serialized, so arrivals are in order and only the
+//! head needs an event. The transmitter
 //! needs an event only when a packet waits for it; a packet that finds the link idle starts
 //! at once.
 
-use std::collections::VecDeque;
-
+use crate::packet::Wire;
 use crate::qdisc::Queue;
 use crate::sim::rng::Rng;
 use crate::sim::time::{tx_time, Time};
-
-/// A packet propagating on a wire.
-#[derive(Clone, Copy, Debug)]
-pub struct OnWire {
-    /// When it reaches the far end.
-    pub arrival: Time,
-    /// Its slot in the engine's [`PacketPool`](crate::packet::PacketPool).
-    pub slot: u32,
-    /// Where it goes from the far end: worked out as it enters the wire (routes are fixed
-    /// for the run), see `Simulation::next_hop`.
-    pub hop: u32,
-}
 
 /// One direction of a link.
 ///
@@ -44,8 +32,12 @@ pub struct LinkDir {
     pub last_tx: (u32, Time),
     /// Probability that a packet is lost on the wire.
     pub loss: f64,
-    /// Packets propagating, in arrival order.
-    pub wire: VecDeque<OnWire>,
+    /// Packets propagating, in arrival order (their slots in the engine's packet pool).
+    pub wire: Wire,
+    /// Receiving node.
+    pub to: u32,
+    /// A `TxDone` event is scheduled.
+    pub tx_pending: bool,
     /// Bytes of the packets whose transmission started in the measured window.
     pub tx_bytes: u64,
     /// Time the transmitter was busy from the start of the measured window on (ns), counting
@@ -53,10 +45,6 @@ pub struct LinkDir {
     /// progress at the end in full (`results` takes off the part after the end): utilization
     /// is exactly busy time over the window, never above 1.
     pub busy_ns: u64,
-    /// Receiving node.
-    pub to: u32,
-    /// A `TxDone` event is scheduled.
-    pub tx_pending: bool,
     /// The output queue.
     pub queue: Queue,
     /// Transmission rate (bit/s).

@@ -21,16 +21,10 @@ const SUB: u64 = 1 << SUB_BITS;
 pub const BINS: usize = (SUB + (64 - SUB_BITS as u64) * SUB) as usize;
 
 /// Counts of sojourn times (ns) in log-linear bins.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SojournHistogram {
     counts: Vec<u64>,
     max: u64,
-}
-
-impl Default for SojournHistogram {
-    fn default() -> Self {
-        SojournHistogram { counts: Vec::new(), max: 0 }
-    }
 }
 
 /// The bin of value `v`.
