@@ -522,7 +522,7 @@ impl Simulation {
             self.now = time;
             self.executed += 1;
             if self.prefetch_next {
-                if let Some(&next) = self.events.peek_current() {
+                if let Some(next) = self.events.peek_current() {
                     self.prefetch_for(next);
                 }
             }
