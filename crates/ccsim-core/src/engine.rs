@@ -577,9 +577,7 @@ impl Simulation {
         match event {
             Event::Arrive { link, slot, hop } => {
                 prefetch(self.links.as_ptr().wrapping_add(link as usize), 1);
-                let (packet, behind) = self.wire_packets.slot_ptrs(slot);
-                prefetch(packet, 2);
-                prefetch(behind, 1);
+                prefetch(self.wire_packets.slot_ptr(slot), 2);
                 if hop & HOP_ENDPOINT != 0 {
                     let e = (hop & !HOP_ENDPOINT) as usize;
                     prefetch(self.endpoints.as_ptr().wrapping_add(e), 1);

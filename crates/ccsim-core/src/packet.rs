@@ -152,6 +152,7 @@ struct Behind {
 /// End of a wire's list.
 const NIL: u32 = u32::MAX;
 
+/// What a new slot's `after` starts as (never read before it is written).
 const NOBODY: Behind = Behind { arrival: 0, slot: NIL, hop: 0 };
 
 /// The packets propagating on one link direction, in arrival order: the first and last
@@ -200,10 +201,11 @@ impl PacketPool {
     /// event; the others are scheduled by the arrival ahead of them, [`PacketPool::arrive`]).
     #[inline]
     pub fn send(&mut self, wire: &mut Wire, pkt: Packet, arrival: Time, hop: u32) -> Option<u32> {
+        // The last packet of a wire has nobody behind it: its `after` is written only when
+        // another packet follows it, and read only if one did.
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = pkt;
-                self.after[slot as usize] = NOBODY;
                 slot
             }
             None => {
@@ -229,33 +231,32 @@ impl PacketPool {
     pub fn arrive(&mut self, wire: &mut Wire, slot: u32) -> (Packet, Option<OnWire>) {
         debug_assert_eq!(wire.head, slot, "an arrival takes the head of its wire");
         self.free.push(slot);
-        let behind = self.after[slot as usize];
-        let next = if behind.slot == NIL {
+        let next = if wire.tail == slot {
             wire.head = NIL;
             wire.tail = NIL;
             None
         } else {
+            let behind = self.after[slot as usize];
             wire.head = behind.slot;
             Some(OnWire { arrival: behind.arrival, slot: behind.slot, hop: behind.hop })
         };
         (self.slots[slot as usize], next)
     }
 
-    /// Where the packet in `slot` and the link behind it are stored (for prefetching; any
-    /// slot number is accepted).
+    /// Where the packet in `slot` is stored (for prefetching; any slot number is accepted).
     #[inline]
-    pub fn slot_ptrs(&self, slot: u32) -> (*const Packet, *const u8) {
-        (self.slots.as_ptr().wrapping_add(slot as usize), self.after.as_ptr().wrapping_add(slot as usize).cast())
+    pub fn slot_ptr(&self, slot: u32) -> *const Packet {
+        self.slots.as_ptr().wrapping_add(slot as usize)
     }
 
     /// The packets on `wire`, in arrival order.
     pub fn on(&self, wire: &Wire) -> impl Iterator<Item = &Packet> + '_ {
-        let mut slot = wire.head;
+        let (mut slot, tail) = (wire.head, wire.tail);
         std::iter::from_fn(move || {
             (slot != NIL).then(|| {
-                let s = slot as usize;
-                slot = self.after[s].slot;
-                &self.slots[s]
+                let s = slot;
+                slot = if s == tail { NIL } else { self.after[s as usize].slot };
+                &self.slots[s as usize]
             })
         })
     }
