@@ -606,13 +606,16 @@ impl Simulation {
             }
             Event::Arrive { link: l, slot, hop } => {
                 let link = &mut self.links[l as usize];
-                let (pkt, next) = self.wire_packets.arrive(&mut link.wire, slot);
-                self.inv.wire_leave(l as usize, self.now, self.now, &pkt);
+                let next = self.wire_packets.arrive(&mut link.wire, slot);
+                self.inv.wire_leave(l as usize, self.now, self.now, self.wire_packets.get(slot));
                 if let Some(OnWire { arrival, slot, hop }) = next {
                     self.events.push(arrival, Event::Arrive { link: l, slot, hop });
                 }
                 let to = link.to;
-                self.receive(to, pkt, hop);
+                if !self.pass_in_place(to, slot, hop) {
+                    let pkt = self.wire_packets.take(slot);
+                    self.receive(to, pkt, hop);
+                }
             }
             Event::Endpoint { endpoint, token } => {
                 match self.endpoints[endpoint as usize].timer.fired(self.now, token) {
@@ -865,15 +868,12 @@ impl Simulation {
         let link = &mut self.links[l];
         // An idle link with an empty DropTail queue sends the packet at once; the queue only
         // counts it (see `Queue::pass_through`). Same events, same order as the long way.
-        let pkt = if !link.tx_pending && self.now >= link.busy_until {
-            match link.queue.pass_through(self.now, pkt) {
-                // The queue is empty (the precondition of a pass-through).
-                Ok(p) => return self.transmit(l, p, false),
-                Err(p) => p,
-            }
-        } else {
-            pkt
-        };
+        let mut pkt = pkt;
+        // The queue is empty (the precondition of a pass-through).
+        if !link.tx_pending && self.now >= link.busy_until && link.queue.pass_through(self.now, &mut pkt) {
+            let slot = self.wire_packets.put(pkt);
+            return self.transmit(l, slot, false);
+        }
         self.links[l].queue.enqueue(self.now, pkt, &mut self.queue_events);
         self.account_queue_events(l);
         self.kick(l);
@@ -899,18 +899,44 @@ impl Simulation {
     fn start_tx(&mut self, l: usize) {
         if let Some(pkt) = self.links[l].queue.dequeue(self.now, &mut self.queue_events) {
             let more = self.links[l].queue.len_packets() > 0;
-            self.transmit(l, pkt, more);
+            let slot = self.wire_packets.put(pkt);
+            self.transmit(l, slot, more);
         }
         self.account_queue_events(l);
         self.arm_queue(l);
     }
 
-    /// Serialize `pkt` on link `l` from now on (the transmitter is free) and put it on the
-    /// wire, or lose it to a wire error; `more` says whether packets wait in the queue (the
-    /// caller knows, and a pass-through need not read the discipline's line to find out).
-    fn transmit(&mut self, l: usize, pkt: Packet, more: bool) {
+    /// A packet that just arrived at `node` in pool slot `slot`, bound for `hop`: when `hop` is
+    /// a link that is idle with an empty queue that passes it (see `Queue::pass_through`),
+    /// and the node holds packets in no processing stage, send it on at once, in its slot;
+    /// true if so. The most common hop of a router is taken without copying the packet out
+    /// of the pool and back in.
+    #[inline]
+    fn pass_in_place(&mut self, node: u32, slot: u32, hop: u32) -> bool {
+        if hop & HOP_ENDPOINT != 0 || self.processing[node as usize].is_some() {
+            return false;
+        }
+        let link = &mut self.links[hop as usize];
+        if link.tx_pending || self.now < link.busy_until {
+            return false;
+        }
+        let pkt = self.wire_packets.get_mut(slot);
+        debug_assert_eq!(hop, Self::next_hop(&self.routes, node, pkt), "packet of flow {} at node {node}", pkt.flow);
+        if !link.queue.pass_through(self.now, pkt) {
+            return false;
+        }
+        self.transmit(hop as usize, slot, false);
+        true
+    }
+
+    /// Serialize the packet in pool slot `slot` on link `l` from now on (the transmitter is
+    /// free) and put it on the wire, or lose it to a wire error; `more` says whether packets
+    /// wait in the queue (the caller knows, and a pass-through need not read the
+    /// discipline's line to find out).
+    fn transmit(&mut self, l: usize, slot: u32, more: bool) {
         let now = self.now;
         let link = &mut self.links[l];
+        let pkt = self.wire_packets.get(slot);
         let mut lost_datagram = None;
         let done = now + link.tx_time(pkt.size);
         link.busy_until = done;
@@ -922,6 +948,7 @@ impl Simulation {
             link.busy_ns += done - now.max(self.warmup);
         }
         if link.loss > 0.0 && link.rng.chance(link.loss) {
+            let pkt = self.wire_packets.take(slot);
             link.total_losses += 1;
             let fs = &mut self.flow_stats[pkt.flow as usize];
             fs.total_lost += 1;
@@ -934,9 +961,9 @@ impl Simulation {
             }
         } else {
             let arrive = done + link.delay;
-            let hop = Self::next_hop(&self.routes, link.to, &pkt);
-            self.inv.wire_enter(l, now, arrive, &pkt);
-            if let Some(slot) = self.wire_packets.send(&mut link.wire, pkt, arrive, hop) {
+            let hop = Self::next_hop(&self.routes, link.to, pkt);
+            self.inv.wire_enter(l, now, arrive, pkt);
+            if self.wire_packets.send(&mut link.wire, slot, arrive, hop) {
                 self.events.push(arrive, Event::Arrive { link: l as u32, slot, hop });
             }
         }

@@ -196,14 +196,10 @@ pub struct OnWire {
 }
 
 impl PacketPool {
-    /// Put `pkt` on `wire`, behind the packets already there; it arrives at `arrival` and goes
-    /// on to `hop`. Returns its slot if it is the wire's only packet (its arrival needs an
-    /// event; the others are scheduled by the arrival ahead of them, [`PacketPool::arrive`]).
+    /// Store `pkt` in a slot (the one freed last, if any) and return the slot.
     #[inline]
-    pub fn send(&mut self, wire: &mut Wire, pkt: Packet, arrival: Time, hop: u32) -> Option<u32> {
-        // The last packet of a wire has nobody behind it: its `after` is written only when
-        // another packet follows it, and read only if one did.
-        let slot = match self.free.pop() {
+    pub fn put(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = pkt;
                 slot
@@ -213,25 +209,34 @@ impl PacketPool {
                 self.after.push(NOBODY);
                 (self.slots.len() - 1) as u32
             }
-        };
-        if wire.tail == NIL {
-            wire.head = slot;
-            wire.tail = slot;
-            Some(slot)
-        } else {
-            self.after[wire.tail as usize] = Behind { arrival, slot, hop };
-            wire.tail = slot;
-            None
         }
     }
 
-    /// The packet in `slot`, the head of `wire`, arrives: take it off, with the packet now at
-    /// the head (whose arrival the caller schedules), if any.
+    /// Put the packet in `slot` on `wire`, behind the packets already there; it arrives at
+    /// `arrival` and goes on to `hop`. True if it is the wire's only packet: its arrival
+    /// needs an event, while the others are scheduled by the arrival ahead of them
+    /// ([`PacketPool::arrive`]).
     #[inline]
-    pub fn arrive(&mut self, wire: &mut Wire, slot: u32) -> (Packet, Option<OnWire>) {
+    pub fn send(&mut self, wire: &mut Wire, slot: u32, arrival: Time, hop: u32) -> bool {
+        // The last packet of a wire has nobody behind it: its `after` is written only when
+        // another packet follows it, and read only if one did.
+        if wire.tail == NIL {
+            wire.head = slot;
+            wire.tail = slot;
+            true
+        } else {
+            self.after[wire.tail as usize] = Behind { arrival, slot, hop };
+            wire.tail = slot;
+            false
+        }
+    }
+
+    /// The packet in `slot`, the head of `wire`, arrives: take it off the wire (it keeps its
+    /// slot) and return the packet now at the head, whose arrival the caller schedules.
+    #[inline]
+    pub fn arrive(&mut self, wire: &mut Wire, slot: u32) -> Option<OnWire> {
         debug_assert_eq!(wire.head, slot, "an arrival takes the head of its wire");
-        self.free.push(slot);
-        let next = if wire.tail == slot {
+        if wire.tail == slot {
             wire.head = NIL;
             wire.tail = NIL;
             None
@@ -239,8 +244,26 @@ impl PacketPool {
             let behind = self.after[slot as usize];
             wire.head = behind.slot;
             Some(OnWire { arrival: behind.arrival, slot: behind.slot, hop: behind.hop })
-        };
-        (self.slots[slot as usize], next)
+        }
+    }
+
+    /// Remove the packet in `slot` (on no wire) from the pool.
+    #[inline]
+    pub fn take(&mut self, slot: u32) -> Packet {
+        self.free.push(slot);
+        self.slots[slot as usize]
+    }
+
+    /// The packet in `slot`.
+    #[inline]
+    pub fn get(&self, slot: u32) -> &Packet {
+        &self.slots[slot as usize]
+    }
+
+    /// The packet in `slot`, to change.
+    #[inline]
+    pub fn get_mut(&mut self, slot: u32) -> &mut Packet {
+        &mut self.slots[slot as usize]
     }
 
     /// Where the packet in `slot` is stored (for prefetching; any slot number is accepted).
@@ -271,28 +294,37 @@ mod tests {
         let mut pool = PacketPool::default();
         let (mut w, mut v) = (Wire::default(), Wire::default());
         let pkt = |seq| Packet { seq, ..Packet::default() };
+        let send = |pool: &mut PacketPool, wire: &mut Wire, seq, arrival, hop| {
+            let slot = pool.put(pkt(seq));
+            (slot, pool.send(wire, slot, arrival, hop))
+        };
         // Only a wire's first packet needs an arrival event.
-        assert_eq!(pool.send(&mut w, pkt(1), 10, 7), Some(0));
-        assert_eq!(pool.send(&mut v, pkt(2), 15, 8), Some(1));
-        assert_eq!(pool.send(&mut w, pkt(3), 20, 9), None);
-        assert_eq!(pool.send(&mut w, pkt(4), 30, 5), None);
+        assert_eq!(send(&mut pool, &mut w, 1, 10, 7), (0, true));
+        assert_eq!(send(&mut pool, &mut v, 2, 15, 8), (1, true));
+        assert_eq!(send(&mut pool, &mut w, 3, 20, 9), (2, false));
+        assert_eq!(send(&mut pool, &mut w, 4, 30, 5), (3, false));
         assert_eq!(pool.on(&w).map(|p| p.seq).collect::<Vec<_>>(), [1, 3, 4]);
-        let (p, next) = pool.arrive(&mut w, 0);
-        assert_eq!((p.seq, next), (1, Some(OnWire { arrival: 20, slot: 2, hop: 9 })));
+        assert_eq!(pool.arrive(&mut w, 0), Some(OnWire { arrival: 20, slot: 2, hop: 9 }));
+        assert_eq!(pool.take(0).seq, 1);
         // The freed slot is the next one filled, and the new packet goes behind the others.
-        assert_eq!(pool.send(&mut w, pkt(5), 40, 6), None);
+        assert_eq!(send(&mut pool, &mut w, 5, 40, 6), (0, false));
         assert_eq!(pool.on(&w).map(|p| p.seq).collect::<Vec<_>>(), [3, 4, 5]);
-        let (p, next) = pool.arrive(&mut w, 2);
-        assert_eq!((p.seq, next), (3, Some(OnWire { arrival: 30, slot: 3, hop: 5 })));
-        let (p, next) = pool.arrive(&mut w, 3);
-        assert_eq!((p.seq, next), (4, Some(OnWire { arrival: 40, slot: 0, hop: 6 })));
-        let (p, next) = pool.arrive(&mut w, 0);
-        assert_eq!((p.seq, next), (5, None));
+        // A packet that arrives keeps its slot until taken, and may go straight onto the
+        // next wire (a hop through an idle link).
+        assert_eq!(pool.arrive(&mut w, 2), Some(OnWire { arrival: 30, slot: 3, hop: 5 }));
+        assert_eq!(pool.get(2).seq, 3);
+        assert!(!pool.send(&mut v, 2, 50, 1));
+        assert_eq!(pool.on(&v).map(|p| p.seq).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(pool.arrive(&mut w, 3), Some(OnWire { arrival: 40, slot: 0, hop: 6 }));
+        assert_eq!(pool.take(3).seq, 4);
+        assert_eq!(pool.arrive(&mut w, 0), None);
+        assert_eq!(pool.take(0).seq, 5);
         assert!(w.is_empty() && w.head().is_none() && pool.on(&w).next().is_none());
         // An emptied wire starts again with its next packet; the other wire was untouched.
-        assert_eq!(pool.send(&mut w, pkt(6), 50, 4), Some(0));
-        assert_eq!(pool.on(&v).map(|p| p.seq).collect::<Vec<_>>(), [2]);
-        assert_eq!(pool.arrive(&mut v, 1).0.seq, 2);
+        assert_eq!(send(&mut pool, &mut w, 6, 60, 4), (0, true));
+        assert_eq!(pool.on(&v).map(|p| p.seq).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(pool.arrive(&mut v, 1), Some(OnWire { arrival: 50, slot: 2, hop: 1 }));
+        assert_eq!(pool.take(1).seq, 2);
     }
 
     #[test]
