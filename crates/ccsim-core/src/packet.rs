@@ -129,13 +129,13 @@ pub struct Packet {
 /// reused), so the packet is written to a slot still in cache. A wire's ring of 96-byte
 /// packets would be written one slot further each time, and with thousands of access links
 /// that slot has long left the cache (issue 9, round 5); so would a ring of (arrival, slot)
-/// entries, one heap buffer per wire, which is why a wire is now only its two ends and the
-/// links between its packets sit beside them in the pool (round 8).
+/// entries, one heap buffer per wire, which is why a wire is now only its two ends and each
+/// slot holds, after its packet, the link to the packet behind it (round 8): an arrival reads
+/// both from the same lines.
 #[derive(Clone, Debug, Default)]
 pub struct PacketPool {
-    slots: Vec<Packet>,
-    /// Per slot: the packet behind it on its wire (`after[s]` is read when slot `s` arrives).
-    after: Vec<Behind>,
+    /// Per slot: the packet, and the packet behind it on its wire (read when it arrives).
+    slots: Vec<Slot>,
     free: Vec<u32>,
 }
 
@@ -147,6 +147,14 @@ struct Behind {
     arrival: Time,
     slot: u32,
     hop: u32,
+}
+
+/// A pool slot: the packet first (`slot_ptr` points at it).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Slot {
+    packet: Packet,
+    after: Behind,
 }
 
 /// End of a wire's list.
@@ -201,12 +209,11 @@ impl PacketPool {
     pub fn put(&mut self, pkt: Packet) -> u32 {
         match self.free.pop() {
             Some(slot) => {
-                self.slots[slot as usize] = pkt;
+                self.slots[slot as usize].packet = pkt;
                 slot
             }
             None => {
-                self.slots.push(pkt);
-                self.after.push(NOBODY);
+                self.slots.push(Slot { packet: pkt, after: NOBODY });
                 (self.slots.len() - 1) as u32
             }
         }
@@ -225,7 +232,7 @@ impl PacketPool {
             wire.tail = slot;
             true
         } else {
-            self.after[wire.tail as usize] = Behind { arrival, slot, hop };
+            self.slots[wire.tail as usize].after = Behind { arrival, slot, hop };
             wire.tail = slot;
             false
         }
@@ -241,7 +248,7 @@ impl PacketPool {
             wire.tail = NIL;
             None
         } else {
-            let behind = self.after[slot as usize];
+            let behind = self.slots[slot as usize].after;
             wire.head = behind.slot;
             Some(OnWire { arrival: behind.arrival, slot: behind.slot, hop: behind.hop })
         }
@@ -251,25 +258,25 @@ impl PacketPool {
     #[inline]
     pub fn take(&mut self, slot: u32) -> Packet {
         self.free.push(slot);
-        self.slots[slot as usize]
+        self.slots[slot as usize].packet
     }
 
     /// The packet in `slot`.
     #[inline]
     pub fn get(&self, slot: u32) -> &Packet {
-        &self.slots[slot as usize]
+        &self.slots[slot as usize].packet
     }
 
     /// The packet in `slot`, to change.
     #[inline]
     pub fn get_mut(&mut self, slot: u32) -> &mut Packet {
-        &mut self.slots[slot as usize]
+        &mut self.slots[slot as usize].packet
     }
 
     /// Where the packet in `slot` is stored (for prefetching; any slot number is accepted).
     #[inline]
     pub fn slot_ptr(&self, slot: u32) -> *const Packet {
-        self.slots.as_ptr().wrapping_add(slot as usize)
+        self.slots.as_ptr().wrapping_add(slot as usize).cast()
     }
 
     /// The packets on `wire`, in arrival order.
@@ -278,8 +285,8 @@ impl PacketPool {
         std::iter::from_fn(move || {
             (slot != NIL).then(|| {
                 let s = slot;
-                slot = if s == tail { NIL } else { self.after[s as usize].slot };
-                &self.slots[s as usize]
+                slot = if s == tail { NIL } else { self.slots[s as usize].after.slot };
+                &self.slots[s as usize].packet
             })
         })
     }
