@@ -607,7 +607,7 @@ impl Simulation {
             Event::Arrive { link: l, slot, hop } => {
                 let link = &mut self.links[l as usize];
                 let next = self.wire_packets.arrive(&mut link.wire, slot);
-                self.inv.wire_leave(l as usize, self.now, self.now, self.wire_packets.get(slot));
+                self.inv.wire_leave(l as usize, self.now, self.wire_packets.get(slot));
                 if let Some(OnWire { arrival, slot, hop }) = next {
                     self.events.push(arrival, Event::Arrive { link: l, slot, hop });
                 }
@@ -864,11 +864,10 @@ impl Simulation {
         }
     }
 
-    fn enqueue(&mut self, l: usize, pkt: Packet) {
+    fn enqueue(&mut self, l: usize, mut pkt: Packet) {
         let link = &mut self.links[l];
         // An idle link with an empty DropTail queue sends the packet at once; the queue only
         // counts it (see `Queue::pass_through`). Same events, same order as the long way.
-        let mut pkt = pkt;
         // The queue is empty (the precondition of a pass-through).
         if !link.tx_pending && self.now >= link.busy_until && link.queue.pass_through(self.now, &mut pkt) {
             let slot = self.wire_packets.put(pkt);
