@@ -612,10 +612,7 @@ impl Simulation {
                     self.events.push(arrival, Event::Arrive { link: l, slot, hop });
                 }
                 let to = link.to;
-                if !self.pass_in_place(to, slot, hop) {
-                    let pkt = self.wire_packets.take(slot);
-                    self.receive(to, pkt, hop);
-                }
+                self.receive(to, slot, hop);
             }
             Event::Endpoint { endpoint, token } => {
                 match self.endpoints[endpoint as usize].timer.fired(self.now, token) {
@@ -667,12 +664,20 @@ impl Simulation {
 
     // ----- end of node processing -----
 
-    /// A packet reaches `node`, bound for `hop` from there ([`Simulation::next_hop`]): its
-    /// processing stage first, if it has one.
-    fn receive(&mut self, node: u32, pkt: Packet, hop: u32) {
-        debug_assert_eq!(hop, Self::next_hop(&self.routes, node, &pkt), "packet of flow {} at node {node}", pkt.flow);
-        if !self.hold_for_processing(node, pkt) {
-            self.take_hop(pkt, hop);
+    /// The packet in pool slot `slot` reaches `node`, bound for `hop` from there
+    /// ([`Simulation::next_hop`]): its processing stage first, if the node has one; else its
+    /// endpoint, or the next link, which takes it from its slot.
+    fn receive(&mut self, node: u32, slot: u32, hop: u32) {
+        debug_assert_eq!(hop, Self::next_hop(&self.routes, node, self.wire_packets.get(slot)), "a packet at node {node}");
+        if self.processing[node as usize].is_some() {
+            let pkt = self.wire_packets.take(slot);
+            let held = self.hold_for_processing(node, pkt);
+            debug_assert!(held);
+        } else if hop & HOP_ENDPOINT != 0 {
+            let pkt = self.wire_packets.take(slot);
+            self.deliver((hop & !HOP_ENDPOINT) as usize, pkt);
+        } else {
+            self.forward(hop as usize, slot);
         }
     }
 
@@ -700,16 +705,21 @@ impl Simulation {
     /// Deliver `pkt` to the endpoint `hop` names or enqueue it on the link it names.
     fn take_hop(&mut self, pkt: Packet, hop: u32) {
         if hop & HOP_ENDPOINT != 0 {
-            let e = (hop & !HOP_ENDPOINT) as usize;
-            let f = e / 2;
-            self.flow_stats[f].total_arrived += 1;
-            if e % 2 == 1 {
-                self.flow_stats[f].received(self.now, self.now - pkt.ts);
-            }
-            self.call_endpoint(e, Call::Packet(&pkt));
+            self.deliver((hop & !HOP_ENDPOINT) as usize, pkt);
         } else {
             self.enqueue(hop as usize, pkt);
         }
+    }
+
+    /// `pkt` reaches endpoint `e` (the sender of flow `e / 2` if `e` is even, its receiver
+    /// if odd).
+    fn deliver(&mut self, e: usize, pkt: Packet) {
+        let f = e / 2;
+        self.flow_stats[f].total_arrived += 1;
+        if e % 2 == 1 {
+            self.flow_stats[f].received(self.now, self.now - pkt.ts);
+        }
+        self.call_endpoint(e, Call::Packet(&pkt));
     }
 
     /// Hand a packet, a wakeup or a trigger to an endpoint, then send what it emitted, act on
@@ -864,15 +874,31 @@ impl Simulation {
         }
     }
 
+    /// Send `pkt` on over link `l`: at once if the link passes it ([`LinkDir::passes`]),
+    /// else through its queue.
     fn enqueue(&mut self, l: usize, mut pkt: Packet) {
-        let link = &mut self.links[l];
-        // An idle link with an empty DropTail queue sends the packet at once; the queue only
-        // counts it (see `Queue::pass_through`). Same events, same order as the long way.
-        // The queue is empty (the precondition of a pass-through).
-        if !link.tx_pending && self.now >= link.busy_until && link.queue.pass_through(self.now, &mut pkt) {
+        if self.links[l].passes(self.now, &mut pkt) {
             let slot = self.wire_packets.put(pkt);
-            return self.transmit(l, slot, false);
+            self.transmit(l, slot, false);
+        } else {
+            self.queue_packet(l, pkt);
         }
+    }
+
+    /// Send the packet in pool slot `slot` on over link `l`, as [`Simulation::enqueue`] does;
+    /// a packet the link passes goes onto its wire without leaving the slot. This is a
+    /// router's most common hop, and the packet is not copied out of the pool and back in.
+    fn forward(&mut self, l: usize, slot: u32) {
+        if self.links[l].passes(self.now, self.wire_packets.get_mut(slot)) {
+            self.transmit(l, slot, false);
+        } else {
+            let pkt = self.wire_packets.take(slot);
+            self.queue_packet(l, pkt);
+        }
+    }
+
+    /// Offer `pkt` to link `l`'s queue and start the transmitter if it is free.
+    fn queue_packet(&mut self, l: usize, pkt: Packet) {
         self.links[l].queue.enqueue(self.now, pkt, &mut self.queue_events);
         self.account_queue_events(l);
         self.kick(l);
@@ -903,29 +929,6 @@ impl Simulation {
         }
         self.account_queue_events(l);
         self.arm_queue(l);
-    }
-
-    /// A packet that just arrived at `node` in pool slot `slot`, bound for `hop`: when `hop` is
-    /// a link that is idle with an empty queue that passes it (see `Queue::pass_through`),
-    /// and the node holds packets in no processing stage, send it on at once, in its slot;
-    /// true if so. The most common hop of a router is taken without copying the packet out
-    /// of the pool and back in.
-    #[inline]
-    fn pass_in_place(&mut self, node: u32, slot: u32, hop: u32) -> bool {
-        if hop & HOP_ENDPOINT != 0 || self.processing[node as usize].is_some() {
-            return false;
-        }
-        let link = &mut self.links[hop as usize];
-        if link.tx_pending || self.now < link.busy_until {
-            return false;
-        }
-        let pkt = self.wire_packets.get_mut(slot);
-        debug_assert_eq!(hop, Self::next_hop(&self.routes, node, pkt), "packet of flow {} at node {node}", pkt.flow);
-        if !link.queue.pass_through(self.now, pkt) {
-            return false;
-        }
-        self.transmit(hop as usize, slot, false);
-        true
     }
 
     /// Serialize the packet in pool slot `slot` on link `l` from now on (the transmitter is

@@ -139,29 +139,21 @@ pub struct PacketPool {
     free: Vec<u32>,
 }
 
-/// The packet behind another on a wire: its slot, arrival time and next hop, written when it
-/// enters the wire, so that the arrival of the one ahead can schedule it without reading its
-/// slot (16 bytes, four to a cache line).
-#[derive(Clone, Copy, Debug)]
-struct Behind {
-    arrival: Time,
-    slot: u32,
-    hop: u32,
-}
-
-/// A pool slot: the packet first (`slot_ptr` points at it).
+/// A pool slot: the packet first (`slot_ptr` points at it), then the packet behind it on its
+/// wire, written when that one enters the wire, so that the arrival of this one can schedule
+/// the next without reading the next one's slot.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 struct Slot {
     packet: Packet,
-    after: Behind,
+    after: OnWire,
 }
 
 /// End of a wire's list.
 const NIL: u32 = u32::MAX;
 
 /// What a new slot's `after` starts as (never read before it is written).
-const NOBODY: Behind = Behind { arrival: 0, slot: NIL, hop: 0 };
+const NOBODY: OnWire = OnWire { arrival: 0, slot: NIL, hop: 0 };
 
 /// The packets propagating on one link direction, in arrival order: the first and last
 /// slots of a list threaded through the [`PacketPool`]. The delay is constant and
@@ -175,19 +167,6 @@ pub struct Wire {
 impl Default for Wire {
     fn default() -> Self {
         Wire { head: NIL, tail: NIL }
-    }
-}
-
-impl Wire {
-    /// No packet is propagating.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.tail == NIL
-    }
-
-    /// The slot of the packet that arrives next, if any.
-    pub fn head(&self) -> Option<u32> {
-        (self.head != NIL).then_some(self.head)
     }
 }
 
@@ -232,7 +211,7 @@ impl PacketPool {
             wire.tail = slot;
             true
         } else {
-            self.slots[wire.tail as usize].after = Behind { arrival, slot, hop };
+            self.slots[wire.tail as usize].after = OnWire { arrival, slot, hop };
             wire.tail = slot;
             false
         }
@@ -248,9 +227,9 @@ impl PacketPool {
             wire.tail = NIL;
             None
         } else {
-            let behind = self.slots[slot as usize].after;
-            wire.head = behind.slot;
-            Some(OnWire { arrival: behind.arrival, slot: behind.slot, hop: behind.hop })
+            let next = self.slots[slot as usize].after;
+            wire.head = next.slot;
+            Some(next)
         }
     }
 
@@ -326,7 +305,7 @@ mod tests {
         assert_eq!(pool.take(3).seq, 4);
         assert_eq!(pool.arrive(&mut w, 0), None);
         assert_eq!(pool.take(0).seq, 5);
-        assert!(w.is_empty() && w.head().is_none() && pool.on(&w).next().is_none());
+        assert!(pool.on(&w).next().is_none());
         // An emptied wire starts again with its next packet; the other wire was untouched.
         assert_eq!(send(&mut pool, &mut w, 6, 60, 4), (0, true));
         assert_eq!(pool.on(&v).map(|p| p.seq).collect::<Vec<_>>(), [2, 3]);

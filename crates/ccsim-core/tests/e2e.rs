@@ -168,8 +168,10 @@ fn same_seed_gives_identical_results_and_seeds_matter() {
 
 #[test]
 fn prefetching_for_the_next_event_changes_no_result() {
-    // The engine prefetches only for large networks; force it both ways on a small,
-    // congested one (drops, queues, timers, delayed ACKs) and compare everything.
+    // The engine prefetches only for networks too large for a test, so this is the one test
+    // that runs that path (with the core's only `unsafe`). Prefetching only reads, so the
+    // comparison guards against its ever doing more; force it both ways on a small,
+    // congested network (drops, queues, timers, delayed ACKs) and compare everything.
     let mut cfg = dumbbell(8, 10_000_000, 5 * MS, droptail(20), 100_000_000, |i| (1 + 3 * i as u64) * MS);
     cfg.duration_ns = 5 * SEC;
     cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true, ..TraceSpec::default() };

@@ -7,7 +7,7 @@
 //! needs an event only when a packet waits for it; a packet that finds the link idle starts
 //! at once.
 
-use crate::packet::Wire;
+use crate::packet::{Packet, Wire};
 use crate::qdisc::Queue;
 use crate::sim::rng::Rng;
 use crate::sim::time::{tx_time, Time};
@@ -62,6 +62,16 @@ pub struct LinkDir {
 }
 
 impl LinkDir {
+    /// Whether a packet arriving at `now` goes onto the wire at once, its queue only counting
+    /// it: the transmitter is idle with nothing scheduled, so the queue is empty (the
+    /// precondition of [`Queue::pass_through`]), and the queue passes the packet (DropTail
+    /// with room for it), which stamps it. Same events, in the same order, as the way through
+    /// the queue.
+    #[inline]
+    pub fn passes(&mut self, now: Time, pkt: &mut Packet) -> bool {
+        !self.tx_pending && now >= self.busy_until && self.queue.pass_through(now, pkt)
+    }
+
     /// Time to serialize `size` bytes at this link's rate.
     #[inline]
     pub fn tx_time(&mut self, size: u32) -> Time {

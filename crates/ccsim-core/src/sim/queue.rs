@@ -466,14 +466,6 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_stays_32_bytes() {
-        // An arrival carries its packet's slot and next hop in what was the entry's padding;
-        // a larger event would make every pending entry and wheel node bigger.
-        assert_eq!(std::mem::size_of::<Entry>(), 32);
-        assert_eq!(std::mem::size_of::<Node>(), 48);
-    }
-
-    #[test]
     fn equal_times_pop_in_insertion_order() {
         let mut q = EventQueue::new();
         q.push(10, Event::TxDone(1));
