@@ -20,53 +20,81 @@ pub struct Routes {
 impl Routes {
     /// Compute routes for `n` nodes. `out_links[v]` lists `(link, neighbour)` leaving v;
     /// `forwards[v]` says whether v may carry transit traffic (routers).
+    ///
+    /// For every destination, a breadth-first search backwards from it gives each node's
+    /// hop count to it, through routers only; a node with several links then takes the
+    /// lowest-index link to a neighbour one hop closer that is the destination or a router.
+    /// Hosts with a single link neither forward nor keep a table, so the search does not
+    /// visit them, and a node looks only at its links to routers and to the destination
+    /// itself: with many hosts on few routers (a dumbbell of 9 000 flows) each search is a
+    /// few steps instead of a pass over every node and every host's link.
     pub fn compute(out_links: &[Vec<(u32, u32)>], forwards: &[bool]) -> Routes {
         let n = out_links.len();
         let single: Vec<u32> =
             out_links.iter().map(|l| if l.len() == 1 { l[0].0 } else { NO_ROUTE }).collect();
-        let mut table: Vec<Vec<u32>> =
-            (0..n).map(|v| if out_links[v].len() > 1 { vec![NO_ROUTE; n] } else { Vec::new() }).collect();
-        // in_links[v]: (link, from) arriving at v, for the backward search.
+        let multi: Vec<usize> = (0..n).filter(|&v| out_links[v].len() > 1).collect();
+        let mut table: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for &v in &multi {
+            table[v] = vec![NO_ROUTE; n];
+        }
+        // Whose hop counts are ever read: routers (transit) and nodes with a table.
+        let counted = |v: usize| forwards[v] || out_links[v].len() > 1;
+        // in_links[w]: (link, from) arriving at w; `counted_in` keeps those from counted nodes.
         let mut in_links: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (v, links) in out_links.iter().enumerate() {
             for &(l, w) in links {
                 in_links[w as usize].push((l, v as u32));
             }
         }
+        let counted_in: Vec<Vec<u32>> =
+            in_links.iter().map(|ins| ins.iter().filter(|&&(_, v)| counted(v as usize)).map(|&(_, v)| v).collect()).collect();
+        // Per node with a table: its links to routers.
+        let to_routers: Vec<Vec<(u32, u32)>> = (0..n)
+            .map(|v| {
+                if out_links[v].len() > 1 {
+                    out_links[v].iter().copied().filter(|&(_, w)| forwards[w as usize]).collect()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
         let mut dist = vec![u32::MAX; n];
+        let mut reached: Vec<u32> = Vec::new();
         let mut queue = VecDeque::new();
         for dst in 0..n {
-            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            for &v in &reached {
+                dist[v as usize] = u32::MAX;
+            }
+            reached.clear();
             dist[dst] = 0;
+            reached.push(dst as u32);
             queue.clear();
             queue.push_back(dst as u32);
             while let Some(w) = queue.pop_front() {
-                // Only the destination itself and routers can be on the way to it.
-                if w as usize != dst && !forwards[w as usize] {
-                    continue;
-                }
-                for &(_, v) in &in_links[w as usize] {
+                for &v in &counted_in[w as usize] {
                     if dist[v as usize] == u32::MAX {
                         dist[v as usize] = dist[w as usize] + 1;
-                        queue.push_back(v);
+                        reached.push(v);
+                        // Only routers can be on the way to the destination.
+                        if forwards[v as usize] {
+                            queue.push_back(v);
+                        }
                     }
                 }
             }
-            for v in 0..n {
-                if table[v].is_empty() || v == dst {
+            let closer = |v: usize, w: u32| dist[w as usize] != u32::MAX && dist[w as usize] + 1 == dist[v];
+            for &v in &multi {
+                if v == dst {
                     continue;
                 }
-                // The lowest-index link to a neighbour one hop closer.
-                table[v][dst] = out_links[v]
-                    .iter()
-                    .filter(|&&(_, w)| {
-                        dist[w as usize] != u32::MAX
-                            && dist[w as usize] + 1 == dist[v]
-                            && (w as usize == dst || forwards[w as usize])
-                    })
-                    .map(|&(l, _)| l)
-                    .min()
-                    .unwrap_or(NO_ROUTE);
+                table[v][dst] = to_routers[v].iter().filter(|&&(_, w)| closer(v, w)).map(|&(l, _)| l).min().unwrap_or(NO_ROUTE);
+            }
+            // Direct links to the destination (one hop closer when the node is one hop away).
+            for &(l, v) in &in_links[dst] {
+                let v = v as usize;
+                if v != dst && out_links[v].len() > 1 && dist[v] == 1 {
+                    table[v][dst] = table[v][dst].min(l);
+                }
             }
         }
         Routes { single, table }
@@ -94,6 +122,68 @@ impl Routes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition, computed plainly: hop counts by a backward search through routers from
+    /// every destination, then the lowest-index link to a neighbour one hop closer that is
+    /// the destination or a router (the first implementation, quadratic in the nodes).
+    fn by_definition(out_links: &[Vec<(u32, u32)>], forwards: &[bool], node: usize, dst: usize) -> u32 {
+        let n = out_links.len();
+        if out_links[node].len() == 1 {
+            return out_links[node][0].0;
+        }
+        if out_links[node].is_empty() || node == dst {
+            return NO_ROUTE;
+        }
+        let mut dist = vec![u32::MAX; n];
+        dist[dst] = 0;
+        let mut queue = VecDeque::from([dst]);
+        while let Some(w) = queue.pop_front() {
+            if w != dst && !forwards[w] {
+                continue;
+            }
+            for (v, links) in out_links.iter().enumerate() {
+                if dist[v] == u32::MAX && links.iter().any(|&(_, x)| x as usize == w) {
+                    dist[v] = dist[w] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        out_links[node]
+            .iter()
+            .filter(|&&(_, w)| {
+                let w = w as usize;
+                dist[w] != u32::MAX && dist[w] + 1 == dist[node] && (w == dst || forwards[w])
+            })
+            .map(|&(l, _)| l)
+            .min()
+            .unwrap_or(NO_ROUTE)
+    }
+
+    #[test]
+    fn every_route_follows_the_definition_on_random_networks() {
+        let mut rng = crate::sim::rng::Rng::stream(11, crate::sim::rng::Stream::Queue(0));
+        for _ in 0..300 {
+            let n = rng.range_u64(2, 14) as usize;
+            let forwards: Vec<bool> = (0..n).map(|_| rng.chance(0.5)).collect();
+            let mut out = vec![Vec::new(); n];
+            let mut index = 0u32;
+            for _ in 0..rng.range_u64(1, 3 * n as u64) {
+                let (a, b) = (rng.range_u64(0, n as u64) as usize, rng.range_u64(0, n as u64) as usize);
+                if a != b {
+                    // Links come in pairs, as in the engine, in a random order of indices.
+                    out[a].push((index, b as u32));
+                    out[b].push((index + 1, a as u32));
+                    index += 2;
+                }
+            }
+            let r = Routes::compute(&out, &forwards);
+            for node in 0..n {
+                for dst in 0..n {
+                    assert_eq!(r.next_link(node as u32, dst as u32), by_definition(&out, &forwards, node, dst), "{node} -> {dst} in {out:?}, routers {forwards:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn shortest_paths_through_routers_only() {
