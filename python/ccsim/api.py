@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from .bulk import without_gc
 from .errors import ScenarioError
 from .paths import inside, write_atomically
 from .scenario import U64_MAX, Scenario, from_dict, load
@@ -346,8 +347,13 @@ def run_config(config: Mapping[str, Any], progress: bool = False) -> Result:
     started = time.perf_counter()
     sim = _core.Simulation(json.dumps(config))
     _drive(sim, progress)
-    raw = json.loads(sim.results_json())
-    return Result(raw, config, time.perf_counter() - started)
+    return _read_results(sim.results_json(), config, started)
+
+
+@without_gc
+def _read_results(results_json: str, config: Mapping[str, Any], started: float) -> Result:
+    """The engine's results as a Result (rows for every flow and queue: bulk work)."""
+    return Result(json.loads(results_json), config, time.perf_counter() - started)
 
 
 def write_replay(exc: BaseException, path: str | Path) -> Path:

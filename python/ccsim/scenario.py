@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from pydantic import Field, PrivateAttr, model_validator
 
 from . import units
+from .bulk import without_gc
 from .errors import NO_FILE, FieldError, ScenarioError
 from .fields import (
     FLOW_REFERENCES,
@@ -396,6 +397,7 @@ def _check_queue_names(scenario: Scenario, net: Network) -> None:
                 raise FieldError(f"trace.queues[{k}]", f"no queue {name!r}; queues are named FROM->TO: {allowed}")
 
 
+@without_gc
 def compile_scenario(scenario: Scenario) -> dict[str, Any]:
     """The core configuration (config.rs) of a validated scenario, as a JSON-able dict."""
     net = scenario.network
@@ -484,6 +486,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
     }
 
 
+@without_gc
 def from_dict(data: dict[str, Any], file: str = NO_FILE) -> Scenario:
     """Validate a scenario given as nested dicts (the parsed TOML); errors are ScenarioErrors."""
     return Scenario.build(data, file)

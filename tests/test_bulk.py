@@ -1,0 +1,42 @@
+"""`ccsim.bulk.without_gc`: the cyclic collector is paused inside and restored after."""
+
+import gc
+
+import pytest
+
+import ccsim
+from ccsim.bulk import without_gc
+from ccsim.errors import ScenarioError
+
+
+def test_the_collector_is_paused_inside_and_restored_after_a_return_or_a_raise():
+    seen = []
+
+    @without_gc
+    def build(fail: bool) -> int:
+        seen.append(gc.isenabled())
+        if fail:
+            raise ValueError("bad")
+        return 7
+
+    assert gc.isenabled()
+    assert build(False) == 7
+    with pytest.raises(ValueError):
+        build(True)
+    assert seen == [False, False]
+    assert gc.isenabled()
+
+
+def test_a_collector_paused_by_the_caller_stays_paused():
+    gc.disable()
+    try:
+        without_gc(lambda: None)()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_validation_that_fails_leaves_the_collector_running():
+    with pytest.raises(ScenarioError):
+        ccsim.from_dict({"simulation": {"duration": "-1s"}})
+    assert gc.isenabled()
