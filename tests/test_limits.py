@@ -109,3 +109,53 @@ def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None
     assert table.loc["10ms", "status"] == "ok"
     assert table.loc["1ns", "status"] == "failed"
     assert "trace.interval: this run would need about" in table.loc["1ns", "error"]
+
+
+def _paths_by_definition(config: dict) -> dict:
+    """A breadth-first search from every source through routers, links in index order: the
+    paths `limits._paths` must give (it shares one search among a router's hosts)."""
+    from collections import deque
+
+    routers = {i for i, node in enumerate(config["nodes"]) if node["kind"] == "router"}
+    adjacent: dict = {}
+    for k, link in enumerate(config["links"]):
+        adjacent.setdefault(link["a"], []).append((link["b"], k, "ab"))
+        adjacent.setdefault(link["b"], []).append((link["a"], k, "ba"))
+    out = {}
+    for flow in config["flows"]:
+        src, dst = flow["src"], flow["dst"]
+        previous, queue, seen = {}, deque([src]), {src}
+        while queue:
+            node = queue.popleft()
+            if node != src and node not in routers:
+                continue
+            for nxt, k, way in adjacent.get(node, []):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    previous[nxt] = (node, k, way)
+                    queue.append(nxt)
+        hops, node = [], dst
+        while node in previous:
+            node, k, way = previous[node]
+            hops.append((k, way))
+        out[(src, dst)] = hops[::-1]
+    return out
+
+
+def test_paths_follow_the_search_from_every_source_on_random_networks() -> None:
+    import random
+
+    from ccsim.limits import _paths
+
+    rng = random.Random(5)
+    for _ in range(300):
+        n = rng.randint(2, 12)
+        nodes = [{"kind": rng.choice(["host", "router"])} for _ in range(n)]
+        links = []
+        for _ in range(rng.randint(1, 3 * n)):
+            a, b = rng.randrange(n), rng.randrange(n)
+            if a != b:
+                links.append({"a": a, "b": b})
+        flows = [{"src": rng.randrange(n), "dst": rng.randrange(n)} for _ in range(rng.randint(1, 2 * n))]
+        config = {"nodes": nodes, "links": links, "flows": flows}
+        assert _paths(config) == _paths_by_definition(config), config

@@ -95,33 +95,60 @@ def _mib(n: float) -> str:
 
 def _paths(config: dict[str, Any]) -> dict[tuple[int, int], list[tuple[int, str]]]:
     """Per (src, dst) of the flows: the link directions of a shortest path by hop count
-    through routers (as net/route.rs routes), as (link index, "ab" or "ba")."""
+    through routers (as net/route.rs routes), as (link index, "ab" or "ba").
+
+    A breadth-first search from each source; a host whose only link leads to a router reaches
+    everything through that router's search, which is made once and shared by all its hosts
+    (with thousands of hosts on a dumbbell, one search per host would be quadratic)."""
     routers = {i for i, node in enumerate(config["nodes"]) if node["kind"] == "router"}
     adjacent: dict[int, list[tuple[int, int, str]]] = {}
     for k, link in enumerate(config["links"]):
         adjacent.setdefault(link["a"], []).append((link["b"], k, "ab"))
         adjacent.setdefault(link["b"], []).append((link["a"], k, "ba"))
-    out: dict[tuple[int, int], list[tuple[int, str]]] = {}
-    for src in {f["src"] for f in config["flows"]}:
+
+    def search(root: int) -> dict[int, tuple[int, int, str]]:
         previous: dict[int, tuple[int, int, str]] = {}
-        queue = deque([src])
-        seen = {src}
+        queue = deque([root])
+        seen = {root}
         while queue:
             node = queue.popleft()
-            if node != src and node not in routers:
+            if node != root and node not in routers:
                 continue  # hosts do not forward
             for nxt, k, way in adjacent.get(node, []):
                 if nxt not in seen:
                     seen.add(nxt)
                     previous[nxt] = (node, k, way)
                     queue.append(nxt)
-        for dst in {f["dst"] for f in config["flows"] if f["src"] == src}:
-            hops: list[tuple[int, str]] = []
-            node = dst
-            while node in previous:
-                node, k, way = previous[node]
-                hops.append((k, way))
-            out[(src, dst)] = hops[::-1]
+        return previous
+
+    def walk(previous: dict[int, tuple[int, int, str]], dst: int) -> list[tuple[int, str]]:
+        hops: list[tuple[int, str]] = []
+        node = dst
+        while node in previous:
+            node, k, way = previous[node]
+            hops.append((k, way))
+        return hops[::-1]
+
+    destinations: dict[int, set[int]] = {}
+    for f in config["flows"]:
+        destinations.setdefault(f["src"], set()).add(f["dst"])
+    by_router: dict[int, dict[int, tuple[int, int, str]]] = {}
+    out: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for src, dsts in destinations.items():
+        links = adjacent.get(src, [])
+        if src not in routers and len(links) == 1 and links[0][0] in routers:
+            router, k, way = links[0]
+            if router not in by_router:
+                by_router[router] = search(router)
+            tree = by_router[router]
+            for dst in dsts:
+                # The router's search from the host on: the host itself is not on any path.
+                reached = dst == router or (dst in tree and dst != src)
+                out[(src, dst)] = [(k, way), *walk(tree, dst)] if reached else []
+        else:
+            tree = search(src)
+            for dst in dsts:
+                out[(src, dst)] = walk(tree, dst)
     return out
 
 
