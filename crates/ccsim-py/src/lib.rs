@@ -38,14 +38,23 @@ fn simulation_error(py: Python<'_>, seed: u64, what: &str, panic: String) -> PyE
     err
 }
 
-/// Split the test-only `_panic_at_ns` key off a configuration.
-fn take_panic_knob(config_json: &str) -> (Option<String>, Option<u64>) {
+/// What the bindings read from a configuration before the engine does, in one parse (a
+/// 9000-flow configuration is megabytes): its seed (1 when missing or malformed, for the
+/// messages), and the test-only `_panic_at_ns` key, split off.
+struct Preamble {
+    seed: u64,
+    stripped: Option<String>,
+    panic_at: Option<u64>,
+}
+
+fn read_preamble(config_json: &str) -> Preamble {
     let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(config_json) else {
-        return (None, None);
+        return Preamble { seed: 1, stripped: None, panic_at: None };
     };
+    let seed = map.get("seed").and_then(|s| s.as_u64()).unwrap_or(1);
     match map.remove("_panic_at_ns") {
-        Some(v) => (Some(serde_json::Value::Object(map).to_string()), v.as_u64()),
-        None => (None, None),
+        Some(v) => Preamble { seed, stripped: Some(serde_json::Value::Object(map).to_string()), panic_at: v.as_u64() },
+        None => Preamble { seed, stripped: None, panic_at: None },
     }
 }
 
@@ -148,11 +157,7 @@ impl Simulation {
 impl Simulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let seed = serde_json::from_str::<serde_json::Value>(config_json)
-            .ok()
-            .and_then(|v| v.get("seed").and_then(|s| s.as_u64()))
-            .unwrap_or(1);
-        let (stripped, panic_at) = take_panic_knob(config_json);
+        let Preamble { seed, stripped, panic_at } = read_preamble(config_json);
         let json = stripped.as_deref().unwrap_or(config_json);
         match catch_engine(|| ccsim_core::from_json(json)) {
             Ok(Ok(mut sim)) => {
