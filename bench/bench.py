@@ -69,6 +69,7 @@ def measure(config_path: Path, binary: Path = BINARY) -> dict:
     sampled = np.asarray(res["traces"]["queue.A->B.len_pkts"])[times >= res["warmup_s"]]
     return {
         "wall_s": raw["wall_s"],
+        "build_s": raw["build_s"],
         "events": raw["events"],
         "bottleneck_packets": raw["bottleneck_packets"],
         "peak_rss_mb": raw["peak_rss_bytes"] / 2**20,

@@ -5,7 +5,9 @@ flows N = 9, 90, 900, 9000 at the 100 Mbit/s bottleneck, and bottleneck rates 10
 10 Gbit/s at 90 flows (access links at 10x the bottleneck rate, at least 1 Gbit/s). Runs are
 shorter than the benchmark's 30 s (default 10 s, statistics from 3 s) so the whole table takes
 minutes. Each point is one fresh process of the release binary `ccsim-bench` (median of
-`--runs`); printed as a Markdown table for docs/performance.md. Not run by CI.
+`--runs`); printed as a Markdown table for docs/performance.md, with the time to build the
+simulation from its configuration (which must grow no faster than the network) beside the
+run's wall time. Not run by CI.
 
     python bench/scaling.py [--duration 10] [--runs 1] [--flows 9,90,900,9000]
                             [--rates 10Mbps,100Mbps,1Gbps,10Gbps] [--json OUT]
@@ -48,8 +50,8 @@ def main() -> int:
     points = [(int(n), "100Mbps") for n in args.flows.split(",") if n]
     points += [(90, r) for r in args.rates.split(",") if r and (90, r) not in points]
     rows = []
-    print("| flows | bottleneck | simulated (s) | wall (s) | events | M events/s | M bottleneck pkts/s | peak RSS (MiB) | utilization |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| flows | bottleneck | simulated (s) | build (s) | wall (s) | events | M events/s | M bottleneck pkts/s | peak RSS (MiB) | utilization |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for n, rate in points:
             path = Path(tmp) / f"scaling-{n}-{rate}.json"
@@ -58,7 +60,7 @@ def main() -> int:
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             rows.append({"flows": n, "rate": rate, "duration_s": args.duration, **med})
             print(
-                f"| {n} | {rate} | {args.duration:g} | {med['wall_s']:.2f} | {med['events']:,.0f} | "
+                f"| {n} | {rate} | {args.duration:g} | {med['build_s']:.3f} | {med['wall_s']:.2f} | {med['events']:,.0f} | "
                 f"{med['events_per_s'] / 1e6:.2f} | {med['bottleneck_pkts_per_s'] / 1e6:.3f} | "
                 f"{med['peak_rss_mb']:.0f} | {med['utilization']:.3f} |",
                 flush=True,

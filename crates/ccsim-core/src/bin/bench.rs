@@ -1,5 +1,6 @@
-//! Runs one core configuration (JSON file) and prints wall time, events, peak memory and the
-//! bottleneck's packet count as JSON. Used by `make bench`; memory is read from
+//! Runs one core configuration (JSON file) and prints wall time (of the run, and of building
+//! the simulation from the configuration's text), events, peak memory and the bottleneck's
+//! packet count as JSON. Used by `make bench`; memory is read from
 //! /proc/self/status (VmHWM), so each measurement is its own process.
 
 use std::time::Instant;
@@ -20,10 +21,12 @@ fn main() {
         eprintln!("ccsim-bench: {path}: {e}");
         std::process::exit(2);
     });
+    let built = Instant::now();
     let mut sim = ccsim_core::from_json(&json).unwrap_or_else(|e| {
         eprintln!("ccsim-bench: {path}: {e}");
         std::process::exit(2);
     });
+    let build = built.elapsed().as_secs_f64();
     let t0 = Instant::now();
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
@@ -32,6 +35,7 @@ fn main() {
     let bottleneck_tx = results.bottleneck.as_deref().and_then(|b| sim.queue(b)).map(|q| q.stats.total_out);
     let out = serde_json::json!({
         "wall_s": wall,
+        "build_s": build,
         "events": results.events,
         "bottleneck_packets": bottleneck_tx,
         "peak_rss_bytes": peak_rss_bytes(),
