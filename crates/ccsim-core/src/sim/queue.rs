@@ -195,14 +195,16 @@ pub struct EventQueue {
     free: u32,
     /// The outer wheel: per coarse slot, an unordered list of the entries of coarse bucket
     /// `cb` (bucket `>> COARSE_SHIFT`), for `cb` in `(coarse_cursor, coarse_cursor +
-    /// COARSE_SLOTS)`, in the same node pool. Coarse buckets up to `coarse_cursor`, which
-    /// is always the coarse bucket after the cursor's, have been moved into the wheel.
+    /// COARSE_SLOTS)`, in the same node pool. Coarse buckets up to `coarse_cursor` have
+    /// been moved into the wheel.
     coarse_heads: Box<[u32; COARSE_SLOTS]>,
     coarse_occupied: Box<[u64; COARSE_WORDS]>,
     in_coarse: usize,
     coarse_cursor: u64,
-    /// The first coarse bucket with entries in the outer wheel, or `u64::MAX`.
-    coarse_next: u64,
+    /// The first bucket of the coarse bucket before the outer wheel's first non-empty one
+    /// (`u64::MAX` when it is empty): once the cursor gets there, that coarse bucket lies
+    /// within the wheel's horizon and must join it.
+    coarse_due: u64,
     /// Entries beyond the outer wheel's horizon when they were pushed.
     far: BinaryHeap<Reverse<Far>>,
     next_seq: u64,
@@ -229,7 +231,7 @@ impl EventQueue {
             coarse_occupied: Box::new([0; COARSE_WORDS]),
             in_coarse: 0,
             coarse_cursor: 1,
-            coarse_next: u64::MAX,
+            coarse_due: u64::MAX,
             far: BinaryHeap::new(),
             next_seq: 0,
         }
@@ -288,7 +290,7 @@ impl EventQueue {
             self.coarse_heads[slot] = i;
             self.coarse_occupied[slot / 64] |= 1 << (slot % 64);
             self.in_coarse += 1;
-            self.coarse_next = self.coarse_next.min(coarse);
+            self.coarse_due = self.coarse_due.min((coarse - 1) << COARSE_SHIFT);
         } else {
             self.far.push(Reverse(Far(entry)));
         }
@@ -336,22 +338,29 @@ impl EventQueue {
                 (Some(w), Some(f)) => Some(w.min(f)),
                 (w, f) => w.or(f),
             };
-            // The outer wheel's next coarse bucket may hold entries before `near`: move the
-            // cursor to just before it (nothing is pending in between) and bring it in.
-            match self.coarse_next {
-                c if c != u64::MAX && near.is_none_or(|n| c << COARSE_SHIFT <= n) => {
-                    debug_assert!(c << COARSE_SHIFT > self.cursor + 1);
-                    self.cursor = (c << COARSE_SHIFT) - 1;
+            match near {
+                Some(b) if b < self.coarse_due => break (wheel, b),
+                None if self.coarse_due == u64::MAX => return false,
+                _ => {}
+            }
+            // The outer wheel's first non-empty coarse bucket must join the wheel before the
+            // cursor gets to `near`; if its entries may come before `near`, the cursor
+            // moves to just before them (nothing is pending in between) and looks again.
+            let first = self.coarse_due + (1 << COARSE_SHIFT);
+            debug_assert!(self.coarse_due > self.cursor);
+            match near {
+                Some(b) if b < first => {
+                    self.cursor = b;
+                    self.move_coarse();
+                    break (wheel, b);
+                }
+                _ => {
+                    self.cursor = first - 1;
                     self.move_coarse();
                 }
-                _ => match near {
-                    None => return false,
-                    Some(b) => break (wheel, b),
-                },
             }
         };
         self.cursor = bucket;
-        self.move_coarse();
         if wheel == Some(bucket) {
             let slot = bucket as usize & (SLOTS - 1);
             let mut i = std::mem::replace(&mut self.heads[slot], NIL);
@@ -387,20 +396,12 @@ impl EventQueue {
         true
     }
 
-    /// The cursor moved: move the coarse buckets up to the one after the cursor's into the
-    /// wheel (each lies within its horizon, a coarse bucket being half the wheel), before
-    /// any of their entries can be due.
-    #[inline(always)]
+    /// Move the coarse buckets up to the one after the cursor's into the wheel (each lies
+    /// within its horizon, a coarse bucket being half the wheel), before any of their entries
+    /// can be due.
+    #[inline(never)]
     fn move_coarse(&mut self) {
         let to = (self.cursor >> COARSE_SHIFT) + 1;
-        if self.coarse_next <= to {
-            self.move_coarse_buckets(to);
-        }
-        self.coarse_cursor = to;
-    }
-
-    #[inline(never)]
-    fn move_coarse_buckets(&mut self, to: u64) {
         while let Some(c) = self.next_coarse().filter(|&c| c <= to) {
             let slot = c as usize & (COARSE_SLOTS - 1);
             let mut i = std::mem::replace(&mut self.coarse_heads[slot], NIL);
@@ -419,7 +420,7 @@ impl EventQueue {
             }
         }
         self.coarse_cursor = to;
-        self.coarse_next = self.next_coarse().unwrap_or(u64::MAX);
+        self.coarse_due = self.next_coarse().map_or(u64::MAX, |c| (c - 1) << COARSE_SHIFT);
     }
 
     /// The first coarse bucket after `coarse_cursor` with entries in the outer wheel.
@@ -662,18 +663,20 @@ mod tests {
         let horizon = bucket * SLOTS as u64;
         let coarse = bucket << COARSE_SHIFT;
         let outer = coarse * COARSE_SLOTS as u64;
-        against_a_sorted_list(
-            7,
-            &[
-                (0, 3),
-                (0, bucket),
-                (0, horizon),
-                (horizon - 2 * bucket, horizon + 2 * bucket),
-                (coarse - 2 * bucket, 3 * coarse),
-                (outer - 2 * coarse, outer + 2 * coarse),
-                (outer, 3 * outer),
-            ],
-        );
+        for seed in [7, 8, 9, 10] {
+            against_a_sorted_list(
+                seed,
+                &[
+                    (0, 3),
+                    (0, bucket),
+                    (0, horizon),
+                    (horizon - 2 * bucket, horizon + 2 * bucket),
+                    (coarse - 2 * bucket, 3 * coarse),
+                    (outer - 2 * coarse, outer + 2 * coarse),
+                    (outer, 3 * outer),
+                ],
+            );
+        }
     }
 
     #[test]
