@@ -36,7 +36,17 @@ def test_a_collector_paused_by_the_caller_stays_paused():
         gc.enable()
 
 
-def test_validation_that_fails_leaves_the_collector_running():
+def test_validation_runs_with_the_collector_paused_and_restores_it_when_it_fails(monkeypatch):
+    from ccsim.scenario import Scenario
+
+    seen = []
+
+    def build(data, file):
+        seen.append(gc.isenabled())
+        raise ScenarioError(file, "simulation.duration", "bad")
+
+    monkeypatch.setattr(Scenario, "build", staticmethod(build))
     with pytest.raises(ScenarioError):
         ccsim.from_dict({"simulation": {"duration": "-1s"}})
+    assert seen == [False]
     assert gc.isenabled()

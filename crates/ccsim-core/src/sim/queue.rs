@@ -13,9 +13,10 @@
 //! before it (the hierarchical wheel of Varghese & Lauck); the rare events beyond the outer
 //! wheel's horizon wait in a binary heap and join their bucket when it becomes current. A
 //! timer thus costs a list insertion and one move instead of a heap's logarithmic sift
-//! through memory that hundreds of flows keep cold. Entries pushed for the current bucket (or an earlier one:
-//! the engine never schedules into the past, but a `pop_until` that found nothing due may
-//! have moved the calendar ahead of the engine's clock) go straight into its sorted list.
+//! through memory that hundreds of flows keep cold. Entries pushed for the current bucket
+//! (or an earlier one: the engine never schedules into the past, but a `pop_until` that
+//! found nothing due may have moved the calendar ahead of the engine's clock) go straight
+//! into its sorted list.
 //! It replaced a 4-ary heap (about 200 instructions per pop on the benchmark); a compact heap
 //! tuned in the same round cost about the same as this calendar, which was kept as the
 //! simpler of the two (docs/performance.md).
@@ -429,19 +430,9 @@ impl EventQueue {
             return None;
         }
         let start = (self.coarse_cursor + 1) as usize & (COARSE_SLOTS - 1);
-        let mut word = start / 64;
-        let mut bits = self.coarse_occupied[word] & (!0u64 << (start % 64));
-        for _ in 0..=COARSE_WORDS {
-            if bits != 0 {
-                let slot = word * 64 + bits.trailing_zeros() as usize;
-                let distance = (slot + COARSE_SLOTS - start) & (COARSE_SLOTS - 1);
-                return Some(self.coarse_cursor + 1 + distance as u64);
-            }
-            word = (word + 1) % COARSE_WORDS;
-            bits = self.coarse_occupied[word];
-        }
-        debug_assert!(false, "{} entries in the outer wheel but no slot occupied", self.in_coarse);
-        None
+        let distance = first_set_from(&self.coarse_occupied[..], start);
+        debug_assert!(distance.is_some(), "{} entries in the outer wheel but no slot occupied", self.in_coarse);
+        distance.map(|d| self.coarse_cursor + 1 + d as u64)
     }
 
     /// The first bucket after `cursor` with entries in the wheel.
@@ -451,22 +442,31 @@ impl EventQueue {
             return None;
         }
         let start = (self.cursor + 1) as usize & (SLOTS - 1);
-        let mut word = start / 64;
-        let mut bits = self.occupied[word] & (!0u64 << (start % 64));
-        // WORDS + 1 words: the first one is visited again at the end for the slots below
-        // `start` (the far end of the horizon).
-        for _ in 0..=WORDS {
-            if bits != 0 {
-                let slot = word * 64 + bits.trailing_zeros() as usize;
-                let distance = (slot + SLOTS - start) & (SLOTS - 1);
-                return Some(self.cursor + 1 + distance as u64);
-            }
-            word = (word + 1) % WORDS;
-            bits = self.occupied[word];
-        }
-        debug_assert!(false, "{} entries in the wheel but no slot occupied", self.in_wheel);
-        None
+        let distance = first_set_from(&self.occupied[..], start);
+        debug_assert!(distance.is_some(), "{} entries in the wheel but no slot occupied", self.in_wheel);
+        distance.map(|d| self.cursor + 1 + d as u64)
     }
+}
+
+/// In a wheel's occupancy bitmap (one bit per slot, a power of two of them), how many slots
+/// after `start` comes the first occupied one, going round (`start` itself first); `None`
+/// if none is.
+#[inline]
+fn first_set_from(bits: &[u64], start: usize) -> Option<usize> {
+    let slots = bits.len() * 64;
+    let mut word = start / 64;
+    let mut set = bits[word] & (!0u64 << (start % 64));
+    // One word more than there are: the first is visited again at the end for the slots
+    // below `start`.
+    for _ in 0..=bits.len() {
+        if set != 0 {
+            let slot = word * 64 + set.trailing_zeros() as usize;
+            return Some((slot + slots - start) & (slots - 1));
+        }
+        word = (word + 1) % bits.len();
+        set = bits[word];
+    }
+    None
 }
 
 /// A re-armable timer over the event queue with lazy cancellation.
