@@ -24,7 +24,7 @@
 //! O(n) in the queue length, acceptable for the queue sizes simulated (Linux avoids it by
 //! leaving holes in a ring buffer).
 
-use super::red::{Fifo, RedCore, CHOKE_PARAMS};
+use super::red::{Red, RedCore, CHOKE_PARAMS};
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{Params, Size};
@@ -38,66 +38,57 @@ pub const MODEL: QueueModel = QueueModel {
     build: |p: &Params| Box::new(Choke::new(RedCore::from_params(p), p.size("limit"))),
 };
 
-/// A CHOKe queue.
+/// A CHOKe queue: a RED queue whose arrivals are first matched against a random queued
+/// packet.
 pub struct Choke {
-    /// RED's average and decision.
-    pub core: RedCore,
-    fifo: Fifo,
+    red: Red,
 }
 
 impl Choke {
     /// CHOKe with the given RED core and hard limit.
     pub fn new(core: RedCore, limit: Size) -> Self {
-        Choke { core, fifo: Fifo::new(limit) }
+        Choke { red: Red::new(core, limit) }
     }
 }
 
 impl QueueDisc for Choke {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        let avg = self.core.on_arrival(ctx.now, &self.fifo);
-        if avg > self.core.min_th && !self.fifo.is_empty() {
-            let i = ctx.rng.range_u64(0, self.fifo.len() as u64) as usize;
-            if self.fifo.q.get(i).is_some_and(|victim| victim.flow == pkt.flow) {
-                if let Some(victim) = self.fifo.remove(i) {
+        let Red { core, fifo } = &mut self.red;
+        let avg = core.on_arrival(ctx.now, fifo);
+        if avg > core.min_th && !fifo.is_empty() {
+            let i = ctx.rng.range_u64(0, fifo.len() as u64) as usize;
+            if fifo.q.get(i).is_some_and(|victim| victim.flow == pkt.flow) {
+                if let Some(victim) = fifo.remove(i) {
                     ctx.drop(victim, DropReason::Early);
                 }
                 ctx.drop(pkt, DropReason::Early);
-                if self.fifo.is_empty() {
-                    self.core.avg.emptied(ctx.now);
+                if fifo.is_empty() {
+                    core.avg.emptied(ctx.now);
                 }
                 return;
             }
         }
-        if !self.fifo.fits(&pkt) {
-            ctx.drop(pkt, DropReason::Overflow);
-            return;
-        }
-        let verdict = self.core.decide(pkt.size, ctx.rng);
-        if let Some(pkt) = self.core.apply(verdict, pkt, ctx) {
-            self.fifo.push(pkt);
-        }
+        self.red.admit(pkt, ctx);
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        let pkt = self.fifo.pop()?;
-        self.core.avg.on_dequeue(ctx.now, pkt.size, self.fifo.len());
-        Some(pkt)
+        self.red.dequeue(ctx)
     }
 
     fn len_packets(&self) -> usize {
-        self.fifo.len()
+        self.red.len_packets()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
+        self.red.len_bytes()
     }
 
     fn next_wakeup(&self) -> Option<Time> {
-        self.core.next_wakeup()
+        self.red.next_wakeup()
     }
 
     fn on_wakeup(&mut self, ctx: &mut QdiscCtx) {
-        self.core.adapt(ctx.now, self.fifo.is_empty());
+        self.red.on_wakeup(ctx);
     }
 }
 
@@ -139,18 +130,18 @@ mod tests {
             h.enqueue(0, pkt(if i % 10 == 3 { 1 } else { 0 }, i, 1000));
         }
         // Arrivals of the first 100 see avg ≤ 100; some of the fill was matched away: top up.
-        while h.d.len_packets() < 100 || h.d.fifo.q.iter().filter(|p| p.flow == 1).count() < 10 {
-            let ones = h.d.fifo.q.iter().filter(|p| p.flow == 1).count();
+        while h.d.len_packets() < 100 || h.d.red.fifo.q.iter().filter(|p| p.flow == 1).count() < 10 {
+            let ones = h.d.red.fifo.q.iter().filter(|p| p.flow == 1).count();
             let flow = if ones < 10 { 1 } else { 0 };
-            h.d.fifo.push(pkt(flow, 0, 1000));
+            h.d.red.fifo.push(pkt(flow, 0, 1000));
             h.arrivals += 1; // keep the harness identity: a synthetic arrival
         }
         while h.d.len_packets() > 100 {
-            let i = h.d.fifo.q.iter().position(|p| p.flow == 0).unwrap();
-            h.d.fifo.remove(i);
+            let i = h.d.red.fifo.q.iter().position(|p| p.flow == 0).unwrap();
+            h.d.red.fifo.remove(i);
             h.departures += 1;
         }
-        assert_eq!(h.d.fifo.q.iter().filter(|p| p.flow == 0).count(), 90);
+        assert_eq!(h.d.red.fifo.q.iter().filter(|p| p.flow == 0).count(), 90);
         let n = 4000u64;
         let mut matched = 0;
         for k in 0..n {
@@ -160,26 +151,26 @@ mod tests {
                     // Victim and arrival: a flow-0 packet left the queue; put one back.
                     matched += 1;
                     assert_eq!(h.d.len_packets(), 99);
-                    h.d.fifo.push(pkt(0, 0, 1000));
+                    h.d.red.fifo.push(pkt(0, 0, 1000));
                     h.arrivals += 1;
                 }
                 0 => {
                     // Admitted at the tail: take it back out.
                     assert_eq!(h.d.len_packets(), 101);
-                    assert_eq!(h.d.fifo.q.back().unwrap().seq, 1000 + k);
-                    h.d.fifo.q.pop_back();
+                    assert_eq!(h.d.red.fifo.q.back().unwrap().seq, 1000 + k);
+                    h.d.red.fifo.q.pop_back();
                     h.arrivals -= 1;
                 }
                 d => panic!("{d} drops for one arrival"),
             }
-            assert_eq!(h.d.fifo.q.iter().filter(|p| p.flow == 0).count(), 90);
+            assert_eq!(h.d.red.fifo.q.iter().filter(|p| p.flow == 0).count(), 90);
         }
         assert!(within_binomial(matched, n, 0.9), "{matched} matches in {n}, expected {}", 0.9 * n as f64);
         // Arrivals of flow 2, absent from the queue, are never matched (max_p = 0: admitted).
         for k in 0..1000 {
             let (drops, _) = h.enqueue(10_000 + k, pkt(2, k, 1000));
             assert_eq!(drops, 0);
-            h.d.fifo.q.pop_back();
+            h.d.red.fifo.q.pop_back();
             h.arrivals -= 1;
         }
     }

@@ -22,7 +22,7 @@
 //! [`FLAG_NC_ECHO`]: crate::packet::FLAG_NC_ECHO
 
 use super::red::{Fifo, QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_TIME};
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::{Packet, FLAG_NC};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 
@@ -75,16 +75,13 @@ impl Encn {
 }
 
 impl QueueDisc for Encn {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QdiscCtx) {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         let q = self.fifo.measure(self.unit);
         let level = match &mut self.avg {
             Some(a) => a.on_arrival(ctx.now, q),
             None => q,
         };
-        if !self.fifo.fits(&pkt) {
-            ctx.drop(pkt, DropReason::Overflow);
-            return;
-        }
+        let Some(mut pkt) = self.fifo.admissible(pkt, ctx) else { return };
         if level >= self.q_min {
             pkt.flags &= !FLAG_NC;
         }
@@ -92,11 +89,7 @@ impl QueueDisc for Encn {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        let pkt = self.fifo.pop()?;
-        if let Some(a) = &mut self.avg {
-            a.on_dequeue(ctx.now, pkt.size, self.fifo.len());
-        }
-        Some(pkt)
+        self.fifo.pop_at(ctx.now, self.avg.as_mut())
     }
 
     fn len_packets(&self) -> usize {

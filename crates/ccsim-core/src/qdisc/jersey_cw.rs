@@ -13,7 +13,7 @@
 //!   packets; marking at enqueue differs from marking at dequeue only by one queueing delay).
 
 use super::red::{Fifo, QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_TIME, P_WQ};
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 
@@ -56,12 +56,9 @@ impl JerseyCw {
 }
 
 impl QueueDisc for JerseyCw {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QdiscCtx) {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         let avg = self.avg.on_arrival(ctx.now, self.fifo.measure(self.unit));
-        if !self.fifo.fits(&pkt) {
-            ctx.drop(pkt, DropReason::Overflow);
-            return;
-        }
+        let Some(mut pkt) = self.fifo.admissible(pkt, ctx) else { return };
         if avg > self.min_th {
             ctx.mark(&mut pkt);
         }
@@ -69,9 +66,7 @@ impl QueueDisc for JerseyCw {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        let pkt = self.fifo.pop()?;
-        self.avg.on_dequeue(ctx.now, pkt.size, self.fifo.len());
-        Some(pkt)
+        self.fifo.pop_at(ctx.now, Some(&mut self.avg))
     }
 
     fn len_packets(&self) -> usize {

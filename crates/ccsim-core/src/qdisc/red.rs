@@ -237,6 +237,15 @@ impl Fifo {
         }
     }
 
+    /// `pkt` if it fits under the limit; otherwise it is dropped as an overflow.
+    pub fn admissible(&self, pkt: Packet, ctx: &mut QdiscCtx) -> Option<Packet> {
+        if self.fits(&pkt) {
+            return Some(pkt);
+        }
+        ctx.drop(pkt, DropReason::Overflow);
+        None
+    }
+
     /// Append (the caller has checked `fits`).
     pub fn push(&mut self, pkt: Packet) {
         self.bytes += pkt.size as u64;
@@ -248,6 +257,15 @@ impl Fifo {
         let pkt = self.q.pop_front()?;
         debug_assert!(self.bytes >= pkt.size as u64);
         self.bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
+    /// Take the head at `now`, telling RED's average of the departure if the owner keeps one.
+    pub fn pop_at(&mut self, now: Time, avg: Option<&mut QueueAverage>) -> Option<Packet> {
+        let pkt = self.pop()?;
+        if let Some(avg) = avg {
+            avg.on_dequeue(now, pkt.size, self.len());
+        }
         Some(pkt)
     }
 
@@ -513,7 +531,7 @@ impl RedCore {
 pub struct Red {
     /// Average and decision.
     pub core: RedCore,
-    fifo: Fifo,
+    pub(super) fifo: Fifo,
 }
 
 impl Red {
@@ -521,25 +539,26 @@ impl Red {
     pub fn new(core: RedCore, limit: Size) -> Self {
         Red { core, fifo: Fifo::new(limit) }
     }
-}
 
-impl QueueDisc for Red {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        self.core.on_arrival(ctx.now, &self.fifo);
-        if !self.fifo.fits(&pkt) {
-            ctx.drop(pkt, DropReason::Overflow);
-            return;
-        }
+    /// An arrival after the average has been updated: the hard limit, then RED's decision.
+    /// CHOKe's arrivals end here too when they are not matched (`choke.rs`).
+    pub(super) fn admit(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        let Some(pkt) = self.fifo.admissible(pkt, ctx) else { return };
         let verdict = self.core.decide(pkt.size, ctx.rng);
         if let Some(pkt) = self.core.apply(verdict, pkt, ctx) {
             self.fifo.push(pkt);
         }
     }
+}
+
+impl QueueDisc for Red {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        self.core.on_arrival(ctx.now, &self.fifo);
+        self.admit(pkt, ctx);
+    }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        let pkt = self.fifo.pop()?;
-        self.core.avg.on_dequeue(ctx.now, pkt.size, self.fifo.len());
-        Some(pkt)
+        self.fifo.pop_at(ctx.now, Some(&mut self.core.avg))
     }
 
     fn len_packets(&self) -> usize {

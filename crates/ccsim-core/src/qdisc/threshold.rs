@@ -11,7 +11,7 @@
 //! CE-marked when ECT. Non-ECT packets are never dropped early: they are admitted unmarked.
 
 use super::red::{Fifo, Unit, P_LIMIT};
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 
@@ -49,11 +49,8 @@ impl Threshold {
 }
 
 impl QueueDisc for Threshold {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QdiscCtx) {
-        if !self.fifo.fits(&pkt) {
-            ctx.drop(pkt, DropReason::Overflow);
-            return;
-        }
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        let Some(mut pkt) = self.fifo.admissible(pkt, ctx) else { return };
         if self.fifo.measure(self.unit) > self.k {
             // Not-ECT: `mark` changes nothing and the packet is admitted anyway.
             ctx.mark(&mut pkt);
