@@ -3,7 +3,8 @@
 Each measurement is a fresh process of the release binary `ccsim-bench` (so peak RSS is the
 run's own), fed the core configuration that the Python front compiles from the scenario
 below. Prints, per flow count, the median over the runs of: wall time, events per wall second,
-bottleneck packets per wall second and peak memory, plus the run's metrics.
+bottleneck packets per wall second (with the lowest and highest run beside it: the runs use
+one seed, so their spread is the machine's) and peak memory, plus the run's metrics.
 
 With `--against OTHER` (another build of `ccsim-bench`, e.g. from an older commit), the two
 binaries run alternately, in turn first, and each round's ratio of bottleneck packets per
@@ -88,7 +89,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--flows", default="10,90,900")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--json", type=Path, help="also write the medians here")
+    parser.add_argument("--json", type=Path, help="also write the medians (and the lowest and highest rates) here")
     parser.add_argument("--against", type=Path, help="another ccsim-bench binary to alternate with")
     args = parser.parse_args()
     if not BINARY.exists():
@@ -109,11 +110,15 @@ def main() -> int:
                 path.write_text(json.dumps(ccsim.compile(scenario(n, seed=1))))
                 runs.append(measure(path))
             med = {k: statistics.median(run[k] for run in runs) for k in runs[0]}
-            summary[n] = med
+            # The spread is the machine's, not the simulation's (same seed, same events): on a
+            # shared host it is often tens of percent, so it goes beside every median.
+            rates = sorted(run["bottleneck_pkts_per_s"] for run in runs)
+            summary[n] = {**med, "bottleneck_pkts_per_s_lowest": rates[0], "bottleneck_pkts_per_s_highest": rates[-1]}
             print(
                 f"N={n:4d}  wall {med['wall_s']:.3f} s  events {med['events']:,}  "
                 f"{med['events_per_s'] / 1e6:.2f} M events/s  "
-                f"{med['bottleneck_pkts_per_s'] / 1e6:.3f} M bottleneck pkts/s  "
+                f"{med['bottleneck_pkts_per_s'] / 1e6:.3f} M bottleneck pkts/s "
+                f"(runs {rates[0] / 1e6:.3f}-{rates[-1] / 1e6:.3f})  "
                 f"peak RSS {med['peak_rss_mb']:.0f} MiB"
             )
             print(
