@@ -1,13 +1,16 @@
-"""What `ccsim run` prints and plots for thousands of flows: the extremes of the goodput
-distribution instead of a row per flow, and a goodput figure of bounded size."""
+"""What `ccsim run` prints, plots and writes for thousands of flows: the extremes of the goodput
+distribution instead of a row per flow, a goodput figure of bounded size, and a summary.json
+with a line per flow."""
 
 from __future__ import annotations
 
+import json
 import struct
 from pathlib import Path
 
 import pandas as pd
 
+from ccsim.api import summary_text
 from ccsim.cli import EXTREME_FLOWS, LISTED_FLOWS, _flows_table
 from ccsim.plots import MAX_WIDTH_IN, plot_goodput
 
@@ -48,3 +51,23 @@ def test_the_goodput_figure_stays_within_bounds_for_thousands_of_flows(tmp_path:
     assert plot_goodput(flows, tmp_path / "g.png")
     width, height = _png_size(tmp_path / "g.png")
     assert width <= MAX_WIDTH_IN * 120 and height == 4 * 120
+
+
+def test_summary_json_has_a_line_per_record_and_sorted_keys() -> None:
+    flows = [{**_flow(i, 1e3 * i), "rtt_mean_s": float("nan") if i == 2 else 0.1} for i in range(300)]
+    summary = {"seed": 1, "flows": flows, "queues": [{"name": "A->B", "drops": 3}], "control": [],
+               "bottleneck": {"name": "A->B", "rate_bps": 10**8}, "jain_index": None}
+    text = summary_text(summary)
+    # The same values (NaN compared as text), and the same text for the same values in another order.
+    assert json.dumps(json.loads(text), sort_keys=True) == json.dumps(summary, sort_keys=True)
+    assert summary_text(dict(reversed(list(summary.items())))) == text
+    lines = text.splitlines()
+    # Braces, the four keys of one line, and the two lists: a line to open, one per record, one to close.
+    assert len(lines) == 2 + 4 + (1 + 300 + 1) + (1 + 1 + 1)
+    flow_lines = [line for line in lines if line.lstrip().startswith('{"')]
+    assert len(flow_lines) == 301
+    for i, line in enumerate(flow_lines[:300]):
+        record = json.loads(line.rstrip(","))
+        assert list(record) == sorted(record) and record["id"] == i
+    assert [line.split(":")[0].strip() for line in lines if line.startswith('  "')] == [
+        '"bottleneck"', '"control"', '"flows"', '"jain_index"', '"queues"', '"seed"']
