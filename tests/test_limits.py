@@ -53,7 +53,7 @@ def test_an_absurd_trace_volume_is_refused_with_why_and_how_to_shrink() -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     line = proc.stderr.strip()
     assert len(line.splitlines()) == 1
-    assert f"{FLAGSHIP}: trace.interval: this run would need about " in line
+    assert f"{FLAGSHIP}: trace.interval: this run could need up to about " in line
     assert "sampled series (8 series x 1,000,000,001 samples)" in line
     assert "longer trace.interval" in line and "shorter simulation.duration" in line and "--max-memory" in line
 
@@ -67,7 +67,7 @@ def test_event_logs_name_their_own_switch() -> None:
 
 def test_a_modest_scenario_passes_and_max_memory_decides() -> None:
     proc = run_cli("validate", str(FLAGSHIP))
-    assert proc.returncode == 0 and "memory about" in proc.stdout, proc.stderr
+    assert proc.returncode == 0 and "memory up to about" in proc.stdout, proc.stderr
     proc = run_cli("validate", str(FLAGSHIP), "--max-memory", "1MiB")
     assert proc.returncode == 2 and "more than the budget of 1 MiB (--max-memory)" in proc.stderr
     proc = run_cli("run", str(FLAGSHIP), "--quiet", "--set", "simulation.duration=2s", "--set", "simulation.warmup=1s",
@@ -108,7 +108,7 @@ def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None
     table = result.table.set_index("trace.interval")
     assert table.loc["10ms", "status"] == "ok"
     assert table.loc["1ns", "status"] == "failed"
-    assert "trace.interval: this run would need about" in table.loc["1ns", "error"]
+    assert "trace.interval: this run could need up to about" in table.loc["1ns", "error"]
 
 
 def _paths_by_definition(config: dict) -> dict:

@@ -373,7 +373,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     _engine().Simulation(json.dumps(config))  # the engine's own checks (routes, parameters)
     memory = estimate(config).total
     print(f"{args.file}: ok ({len(config['nodes'])} nodes, {len(config['links'])} links, "
-          f"{len(config['flows'])} flows); memory about {memory / 2**20:.0f} MiB")
+          f"{len(config['flows'])} flows); memory up to about {memory / 2**20:.0f} MiB")
     return EXIT_OK
 
 

@@ -336,6 +336,6 @@ def check(config: dict[str, Any], file: str, max_memory: int | None = None) -> M
     source = "--max-memory" if max_memory is not None else "80 % of the memory available"
     raise ScenarioError(
         file, worst.field,
-        f"this run would need about {_mib(est.total)} of memory ({est.describe()}), more than the budget of "
+        f"this run could need up to about {_mib(est.total)} of memory ({est.describe()}), more than the budget of "
         f"{_mib(budget)} ({source}); to shrink it: {worst.shrink}; or raise the budget with --max-memory")
 
