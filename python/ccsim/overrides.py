@@ -104,26 +104,19 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], file: str) -> li
         key = key.strip()
         if not sep or not key:
             raise ScenarioError(file, "--set", f"expected KEY=VALUE (e.g. simulation.duration=30s), got {text!r}")
-        try:
-            parts = parse_key(key)
-        except ValueError as exc:
-            raise ScenarioError(file, key, f"bad --set key: {exc}") from None
-        if isinstance(parts[0], int):
-            raise ScenarioError(file, key, "bad --set key: a key starts with a table name, e.g. simulation")
-        _set(data, parts, parse_value(raw.strip()), [], file, key)
-        applied.append((_path_text(parts), text))
+        applied.append((set_value(data, key, parse_value(raw.strip()), file, "--set key"), text))
     return applied
 
 
-def set_value(data: dict[str, Any], key: str, value: Any, file: str) -> str:
+def set_value(data: dict[str, Any], key: str, value: Any, file: str, what: str = "key") -> str:
     """Set ``key`` (as in ``--set``) to an already parsed ``value`` in place, with the rules of
     ``--set`` (a key on a list of tables applies to every element); the normalized key.
-    Sweeps use it for the values of their grids and points."""
+    Sweeps use it for the values of their grids and points; ``what`` names the key in errors."""
     try:
         parts = parse_key(key)
     except ValueError as exc:
-        raise ScenarioError(file, key, f"bad key: {exc}") from None
+        raise ScenarioError(file, key, f"bad {what}: {exc}") from None
     if isinstance(parts[0], int):
-        raise ScenarioError(file, key, "bad key: a key starts with a table name, e.g. simulation")
+        raise ScenarioError(file, key, f"bad {what}: a key starts with a table name, e.g. simulation")
     _set(data, parts, value, [], file, key)
     return _path_text(parts)
