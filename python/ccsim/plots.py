@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import StepPatch
 
 __all__ = ["plot_series", "plot_goodput", "plot_control", "series_columns"]
 
@@ -97,8 +99,15 @@ def plot_goodput(flows: pd.DataFrame, path: Path) -> bool:
         ax.set_xticks(range(n), labels, rotation=90 if n > 12 else 0)
         ax.set_xlabel("flow")
     else:
-        # One filled outline for all the bars: a bar each is an artist each.
-        ax.stairs(goodput, [i - 0.5 for i in range(n + 1)], fill=True)
+        # One filled outline for all the bars: a bar each is an artist each. Added as an artist
+        # with its extent given, since `stairs` (`add_patch`) walks the outline's vertices in
+        # Python to find it: 0.2 s at 9 000 flows.
+        edges = np.arange(n + 1) - 0.5
+        outline = StepPatch(goodput, edges, fill=True)
+        outline.sticky_edges.y.append(0.0)  # the bars stand on the axis, as `stairs` draws them
+        ax.add_artist(outline)
+        ax.update_datalim([(edges[0], 0.0), (edges[-1], float(goodput.max()))])
+        ax.autoscale_view()
         ax.set_xlim(-0.5, n - 0.5)
         ax.set_xlabel(f"flow (index, {n} flows)")
     ax.set_ylabel("goodput (Mbit/s)")
