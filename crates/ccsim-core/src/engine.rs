@@ -499,6 +499,11 @@ impl Simulation {
         self.duration
     }
 
+    /// Master seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// Events executed so far.
     pub fn events_executed(&self) -> u64 {
         self.executed
@@ -681,10 +686,15 @@ impl Simulation {
         }
     }
 
-    /// A packet leaves `node`'s processing stage: deliver or forward it.
+    /// A packet leaves `node`'s processing stage: deliver it to its endpoint there or enqueue
+    /// it on the next link.
     fn deliver_or_forward(&mut self, node: u32, pkt: Packet) {
         let hop = Self::next_hop(&self.routes, node, &pkt);
-        self.take_hop(pkt, hop);
+        if hop & HOP_ENDPOINT != 0 {
+            self.deliver((hop & !HOP_ENDPOINT) as usize, pkt);
+        } else {
+            self.enqueue(hop as usize, pkt);
+        }
     }
 
     /// Where `pkt` goes from `node`: to its endpoint there (`HOP_ENDPOINT` and the endpoint's
@@ -699,15 +709,6 @@ impl Simulation {
             let l = routes.next_link(node, pkt.dst);
             debug_assert_ne!(l, NO_ROUTE, "no route from {node} to {}", pkt.dst);
             l
-        }
-    }
-
-    /// Deliver `pkt` to the endpoint `hop` names or enqueue it on the link it names.
-    fn take_hop(&mut self, pkt: Packet, hop: u32) {
-        if hop & HOP_ENDPOINT != 0 {
-            self.deliver((hop & !HOP_ENDPOINT) as usize, pkt);
-        } else {
-            self.enqueue(hop as usize, pkt);
         }
     }
 

@@ -426,34 +426,26 @@ impl EventQueue {
 
     /// The first coarse bucket after `coarse_cursor` with entries in the outer wheel.
     fn next_coarse(&self) -> Option<u64> {
-        if self.in_coarse == 0 {
-            return None;
-        }
-        let start = (self.coarse_cursor + 1) as usize & (COARSE_SLOTS - 1);
-        let distance = first_set_from(&self.coarse_occupied[..], start);
-        debug_assert!(distance.is_some(), "{} entries in the outer wheel but no slot occupied", self.in_coarse);
-        distance.map(|d| self.coarse_cursor + 1 + d as u64)
+        first_after(&self.coarse_occupied[..], self.coarse_cursor, self.in_coarse)
     }
 
     /// The first bucket after `cursor` with entries in the wheel.
     #[inline]
     fn next_occupied(&self) -> Option<u64> {
-        if self.in_wheel == 0 {
-            return None;
-        }
-        let start = (self.cursor + 1) as usize & (SLOTS - 1);
-        let distance = first_set_from(&self.occupied[..], start);
-        debug_assert!(distance.is_some(), "{} entries in the wheel but no slot occupied", self.in_wheel);
-        distance.map(|d| self.cursor + 1 + d as u64)
+        first_after(&self.occupied[..], self.cursor, self.in_wheel)
     }
 }
 
-/// In a wheel's occupancy bitmap (one bit per slot, a power of two of them), how many slots
-/// after `start` comes the first occupied one, going round (`start` itself first); `None`
-/// if none is.
+/// In a wheel whose occupancy bitmap is `bits` (one bit per slot, a power of two of them),
+/// holding `entries`, the first bucket after `cursor` with entries (bucket `b` is in slot
+/// `b % slots`, buckets `cursor + 1 ..= cursor + slots` are in the wheel).
 #[inline]
-fn first_set_from(bits: &[u64], start: usize) -> Option<usize> {
+fn first_after(bits: &[u64], cursor: u64, entries: usize) -> Option<u64> {
+    if entries == 0 {
+        return None;
+    }
     let slots = bits.len() * 64;
+    let start = (cursor + 1) as usize & (slots - 1);
     let mut word = start / 64;
     let mut set = bits[word] & (!0u64 << (start % 64));
     // One word more than there are: the first is visited again at the end for the slots
@@ -461,11 +453,12 @@ fn first_set_from(bits: &[u64], start: usize) -> Option<usize> {
     for _ in 0..=bits.len() {
         if set != 0 {
             let slot = word * 64 + set.trailing_zeros() as usize;
-            return Some((slot + slots - start) & (slots - 1));
+            return Some(cursor + 1 + ((slot + slots - start) & (slots - 1)) as u64);
         }
         word = (word + 1) % bits.len();
         set = bits[word];
     }
+    debug_assert!(false, "{entries} entries in a wheel but no slot occupied");
     None
 }
 
