@@ -126,3 +126,19 @@ def test_a_healthy_run_is_unaffected_by_the_knobs_absence(write_toml) -> None:
     assert api._TEST_PANIC_AT_NS is None
     result = ccsim.run(write_toml(SCENARIO))
     assert result.events > 0
+
+
+def test_the_bindings_take_the_seed_from_the_engine_and_the_knob_only_at_the_top(write_toml) -> None:
+    # The knob is looked for by a text search before any parse: a flow named after it must
+    # not be taken for it, and the seed comes from the engine (its default 1 when missing).
+    config = ccsim.compile(ccsim.load(write_toml(SCENARIO.replace("cc = \"newreno\"", "cc = \"newreno\"\nname = \"_panic_at_ns\""))))
+    assert config["flows"][0]["name"] == "_panic_at_ns"
+    sim = _core.Simulation(json.dumps(config))
+    assert sim.seed == 3
+    sim.run_until(sim.duration_ns)
+    assert sim.finished
+    del config["seed"]
+    assert _core.Simulation(json.dumps(config)).seed == 1
+    with pytest.raises(_core.SimulationError, match="seed 9"):
+        run = _core.Simulation(json.dumps({**config, "seed": 9, "_panic_at_ns": 1000}))
+        run.run_until(run.duration_ns)

@@ -38,24 +38,29 @@ fn simulation_error(py: Python<'_>, seed: u64, what: &str, panic: String) -> PyE
     err
 }
 
-/// What the bindings read from a configuration before the engine does, in one parse (a
-/// 9000-flow configuration is megabytes): its seed (1 when missing or malformed, for the
-/// messages), and the test-only `_panic_at_ns` key, split off.
-struct Preamble {
-    seed: u64,
-    stripped: Option<String>,
-    panic_at: Option<u64>,
+/// Split the test-only `_panic_at_ns` key off a configuration. Only tests set it, and a
+/// configuration of thousands of flows is megabytes, so a text search decides whether the
+/// configuration is parsed here as well as by the engine.
+fn take_panic_knob(config_json: &str) -> (Option<String>, Option<u64>) {
+    if !config_json.contains("\"_panic_at_ns\"") {
+        return (None, None);
+    }
+    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(config_json) else {
+        return (None, None);
+    };
+    match map.remove("_panic_at_ns") {
+        Some(v) => (Some(serde_json::Value::Object(map).to_string()), v.as_u64()),
+        None => (None, None),
+    }
 }
 
-fn read_preamble(config_json: &str) -> Preamble {
-    let Ok(serde_json::Value::Object(mut map)) = serde_json::from_str::<serde_json::Value>(config_json) else {
-        return Preamble { seed: 1, stripped: None, panic_at: None };
-    };
-    let seed = map.get("seed").and_then(|s| s.as_u64()).unwrap_or(1);
-    match map.remove("_panic_at_ns") {
-        Some(v) => Preamble { seed, stripped: Some(serde_json::Value::Object(map).to_string()), panic_at: v.as_u64() },
-        None => Preamble { seed, stripped: None, panic_at: None },
-    }
+/// The seed of a configuration the engine could not build (1, the engine's default, when
+/// missing or malformed), for the message of a panic while building.
+fn seed_of(config_json: &str) -> u64 {
+    serde_json::from_str::<serde_json::Value>(config_json)
+        .ok()
+        .and_then(|v| v.get("seed").and_then(|s| s.as_u64()))
+        .unwrap_or(1)
 }
 
 thread_local! {
@@ -157,16 +162,16 @@ impl Simulation {
 impl Simulation {
     #[new]
     fn new(py: Python<'_>, config_json: &str) -> PyResult<Self> {
-        let Preamble { seed, stripped, panic_at } = read_preamble(config_json);
+        let (stripped, panic_at) = take_panic_knob(config_json);
         let json = stripped.as_deref().unwrap_or(config_json);
         match catch_engine(|| ccsim_core::from_json(json)) {
             Ok(Ok(mut sim)) => {
                 sim.set_panic_at(panic_at);
-                let duration_ns = sim.duration();
+                let (seed, duration_ns) = (sim.seed(), sim.duration());
                 Ok(Simulation { inner: Mutex::new(Some(sim)), seed, duration_ns })
             }
             Ok(Err(e)) => Err(config_error(py, e)),
-            Err(p) => Err(simulation_error(py, seed, "engine panic while building", panic_message(p))),
+            Err(p) => Err(simulation_error(py, seed_of(json), "engine panic while building", panic_message(p))),
         }
     }
 
