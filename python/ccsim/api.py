@@ -61,13 +61,12 @@ PROGRESS_AFTER_S = 1.0
 _TEST_PANIC_AT_NS: int | None = None
 
 
-
 def summary_text(summary: Mapping[str, Any]) -> str:
     """The text of ``summary.json``: keys sorted at every level, so the same run gives the same
     bytes whatever the engine's field order, and each record of a list (a flow, a queue) on a
     line of its own. One line per record is what `grep` and a diff want from 9 000 flows, and
     each line is written by the json module's C encoder; with ``indent``, the module encodes in
-    Python, four times slower (0.57 s for the 9 000-flow dumbbell's 12 MB)."""
+    Python (the 9 000-flow dumbbell's summary: 0.46 s with ``indent``, 0.21 s this way)."""
     items = sorted(summary.items())
     lines = ["{"]
     for k, (key, value) in enumerate(items):
@@ -83,6 +82,7 @@ def summary_text(summary: Mapping[str, Any]) -> str:
             lines.append(head + json.dumps(value, sort_keys=True) + comma)
     lines.append("}")
     return "\n".join(lines) + "\n"
+
 
 class Result:
     """What a run measured (``Results`` of results.rs), as DataFrames and a summary."""
