@@ -15,6 +15,8 @@ import pytest
 
 from ccsim.reproduce import piotrowska
 
+ROOT = Path(__file__).resolve().parent.parent
+
 TABLES = [f"table_{n}" for n in range(2, 14)] + ["cubic_friendliness"]
 FIGURES = [f"figure_{n}" for n in range(2, 10)]
 # Paper's Table 1: RTT (ms) of every source-sink pair, N1..N3 -> N4..N6.
@@ -151,3 +153,49 @@ def test_runs_cover_the_papers_grid_with_the_papers_sizes() -> None:
     assert ccs["N1"] == "newreno" and ccs["N2"] == "compound" and ccs["N3"]["kind"] == "cubic"
     assert full["al-cubicnf-uc-pie"].scenario["flows"][0]["cc"] == {"kind": "cubic", "tcp_friendliness": False}
     assert full["al-cubic-uc-pie"].scenario["topology"]["bottleneck"]["queue"]["target"] == "5ms"
+
+
+LOCKOUT_SWEEPS = {  # file: (runs, {(flows per pair, congestion control key of the published run)})
+    "lockouts_data_center.toml": (72, {(c, cc) for c in (10, 100) for cc in piotrowska.COMMON}),
+    "lockouts_data_center_mixed.toml": (12, {(100, "mixed")}),
+    "lockouts_access_link.toml": (36, {(100, cc) for cc in piotrowska.COMMON}),
+}
+
+
+def _without_idle_processing(config: dict) -> dict:
+    """The configuration with zero processing removed: a stage whose delay and jitter are both
+    zero does not exist in the engine (net/processing.rs), so it cannot change a result."""
+    nodes = [{k: v for k, v in n.items() if not (k == "processing" and not any(v.values()))} for n in config["nodes"]]
+    return {**config, "nodes": nodes}
+
+
+@pytest.mark.parametrize("name", sorted(LOCKOUT_SWEEPS))
+def test_the_lockout_sweeps_exact_tie_points_are_the_published_runs(name: str) -> None:
+    """docs/reproductions.md, "Lock-outs and exact ties" compares jittered runs with the
+    reproduction's own: each sweep's exact-tie points at seed 1 must be the published cells, and
+    its other points must differ from them only by the processing jitter."""
+    from ccsim import sweep
+
+    spec = sweep.load_sweep(ROOT / "scenarios" / "papers" / "piotrowska" / name)
+    runs = sweep.expand(spec)
+    n_runs, cells = LOCKOUT_SWEEPS[name]
+    assert len(runs) == n_runs and all(r.config is not None for r in runs)
+    assert {r.seed for r in runs} == {1, 2, 3, 4}
+    published = {run.key: run for run in piotrowska.runs(quick=False)}
+    topo = "al" if "access_link" in name else "dc"
+    load = {v: k for k, v in piotrowska.FLOWS_PER_PAIR.items()}
+    matched = set()
+    for r in runs:
+        count = r.params.get("flows.count", spec.fixed.get("flows.count"))
+        cc = r.params.get("flows.cc", "mixed")
+        cc = "cubic" if isinstance(cc, dict) and cc["kind"] == "cubic" else cc
+        ref = published[piotrowska._key(topo, cc, load[count], "droptail")]
+        expected = dict(ccsim.from_dict(dict(ref.scenario)).to_config(), seed=r.seed)
+        jitter = {**r.params.get("topology.router_processing", {}), **r.params.get("topology.host_processing", {})}
+        if jitter == {"jitter": "0s"}:
+            assert _without_idle_processing(r.config) == expected
+            matched.add((count, cc))
+        else:
+            assert r.config != expected
+            assert _without_idle_processing({**r.config, "nodes": expected["nodes"]}) == expected
+    assert matched == cells
