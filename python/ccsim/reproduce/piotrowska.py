@@ -512,7 +512,9 @@ _FINDINGS = {
     "dc-quartiles": "Paper: every flow averages about 103, 10.5 and 1.05 Mbit/s (UC, MC, HC); with PIE or "
                     "CoDel the quartiles are close together, with DropTail they spread widely and under "
                     "heavy congestion most DropTail flows get nothing (quartiles 0/0/0: connections not "
-                    "even established).",
+                    "even established). Here the DropTail cells under heavy congestion are decided by exact "
+                    "ties at router A: with them broken, every TCP locks out (docs/reproductions.md, "
+                    "'Lock-outs and exact ties'; scenarios/papers/piotrowska/lockouts_*.toml).",
     "dc-jain": "Paper: PIE and CoDel give Jain's index about 1.00 everywhere; DropTail 0.70-0.97 "
                "uncongested and 0.12-0.19 under heavy congestion; C-TCP is the fairest with DropTail.",
     "dc-queue": "Paper: DropTail keeps the buffer nearly full (814-900 packets); PIE holds about 168 "
@@ -535,7 +537,9 @@ _FINDINGS = {
                 "(PIE the most); C-TCP drops least, CUBIC most.",
     "dc-mixed": "Paper: with DropTail NewReno takes most of the bandwidth uncongested and mildly "
                 "congested (61 %, 69 %) and C-TCP least; under heavy congestion CUBIC takes almost all; "
-                "PIE and CoDel make the shares nearly equal (Jain 0.95-1.00).",
+                "PIE and CoDel make the shares nearly equal (Jain 0.95-1.00). Here, under heavy congestion "
+                "with DropTail, one group takes everything once exact ties at router A are broken "
+                "(docs/reproductions.md, 'Lock-outs and exact ties').",
     "dc-mixedq": "Paper: as with common TCPs: DropTail full, PIE about 168 packets at every load, CoDel "
                  "168-209 packets until heavy congestion, then 723 (217).",
     "al-mixed": "Paper: with DropTail C-TCP gets only 3-16 % of the bandwidth; the AQMs improve the "
