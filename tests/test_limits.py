@@ -4,6 +4,7 @@ real run records, refusal of absurd trace volumes with a message saying why and 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -111,51 +112,85 @@ def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None
     assert "trace.interval: this run could need up to about" in table.loc["1ns", "error"]
 
 
-def _paths_by_definition(config: dict) -> dict:
-    """A breadth-first search from every source through routers, links in index order: the
-    paths `limits._paths` must give (it shares one search among a router's hosts)."""
+def _shortest_by_definition(config: dict) -> list:
+    """Per flow: the hop count of a shortest path from its source through routers only (a
+    breadth-first search from the source), or None when there is none."""
     from collections import deque
 
     routers = {i for i, node in enumerate(config["nodes"]) if node["kind"] == "router"}
     adjacent: dict = {}
-    for k, link in enumerate(config["links"]):
-        adjacent.setdefault(link["a"], []).append((link["b"], k, "ab"))
-        adjacent.setdefault(link["b"], []).append((link["a"], k, "ba"))
-    out = {}
+    for link in config["links"]:
+        adjacent.setdefault(link["a"], []).append(link["b"])
+        adjacent.setdefault(link["b"], []).append(link["a"])
+    out = []
     for flow in config["flows"]:
         src, dst = flow["src"], flow["dst"]
-        previous, queue, seen = {}, deque([src]), {src}
+        hops, queue = {src: 0}, deque([src])
         while queue:
             node = queue.popleft()
             if node != src and node not in routers:
-                continue
-            for nxt, k, way in adjacent.get(node, []):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    previous[nxt] = (node, k, way)
+                continue  # hosts do not forward
+            for nxt in adjacent.get(node, []):
+                if nxt not in hops:
+                    hops[nxt] = hops[node] + 1
                     queue.append(nxt)
-        hops, node = [], dst
-        while node in previous:
-            node, k, way = previous[node]
-            hops.append((k, way))
-        out[(src, dst)] = hops[::-1]
+        out.append(hops.get(dst))
     return out
 
 
-def test_paths_follow_the_search_from_every_source_on_random_networks() -> None:
+def test_paths_are_the_engines_shortest_walks_on_random_networks() -> None:
+    """`limits._paths` asks the engine (`_core.flow_paths`): each path must be a joined-up walk
+    from source to destination through routers, of the least hop count, and empty exactly
+    when there is none (and for a flow from a host to itself)."""
     import random
 
     from ccsim.limits import _paths
 
     rng = random.Random(5)
+    dir_spec = {"rate_bps": 10**6, "delay_ns": 1, "queue": {"kind": "droptail"}}
+    checked = 0
     for _ in range(300):
         n = rng.randint(2, 12)
-        nodes = [{"kind": rng.choice(["host", "router"])} for _ in range(n)]
+        nodes = [{"name": f"n{i}", "kind": rng.choice(["host", "router"])} for i in range(n)]
         links = []
         for _ in range(rng.randint(1, 3 * n)):
             a, b = rng.randrange(n), rng.randrange(n)
             if a != b:
-                links.append({"a": a, "b": b})
-        flows = [{"src": rng.randrange(n), "dst": rng.randrange(n)} for _ in range(rng.randint(1, 2 * n))]
-        config = {"nodes": nodes, "links": links, "flows": flows}
-        assert _paths(config) == _paths_by_definition(config), config
+                links.append({"a": a, "b": b, "ab": dir_spec, "ba": dir_spec})
+        flows = [{"src": rng.randrange(n), "dst": rng.randrange(n), "transport": {"kind": "udp"},
+                  "app": {"kind": "cbr"}} for _ in range(rng.randint(1, 2 * n))]
+        config = {"duration_ns": 10**9, "nodes": nodes, "links": links, "flows": flows}
+        for flow, path, shortest in zip(flows, _paths(config), _shortest_by_definition(config)):
+            if shortest is None or shortest == 0:
+                assert path == [], (flow, config)
+                continue
+            checked += 1
+            assert len(path) == shortest, (flow, path, config)
+            node = flow["src"]
+            for k, way in path:
+                near, far = (links[k]["a"], links[k]["b"]) if way == "ab" else (links[k]["b"], links[k]["a"])
+                assert near == node, (flow, path, config)
+                node = far
+            assert node == flow["dst"]
+    assert checked > 300
+
+
+def test_paths_of_a_configuration_the_engine_refuses_are_empty() -> None:
+    """A node index that does not exist: the estimate goes on without paths, and the engine
+    names the field when it builds the run."""
+    import pytest
+
+    from ccsim import _core
+    from ccsim.limits import _paths
+
+    dir_spec = {"rate_bps": 10**6, "delay_ns": 1, "queue": {"kind": "droptail"}}
+    config = {"duration_ns": 10**9, "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
+              "links": [{"a": 0, "b": 1, "ab": dir_spec, "ba": dir_spec}],
+              "flows": [{"src": 0, "dst": 1, "transport": {"kind": "udp"}, "app": {"kind": "cbr"}},
+                        {"src": 0, "dst": 7, "transport": {"kind": "udp"}, "app": {"kind": "cbr"}}]}
+    assert _paths(config) == [[], []]
+    with pytest.raises(_core.ConfigError) as err:
+        _core.flow_paths(json.dumps(config))
+    assert err.value.field == "flows[1].dst"
+    config["flows"].pop()
+    assert _paths(config) == [[(0, "ab")]]

@@ -39,3 +39,8 @@ class Simulation:
 
 def registry_json() -> str:
     """Every registered model with its parameters, as JSON."""
+
+def flow_paths(config_json: str) -> list[list[int]]:
+    """Every flow's path from its source to its destination as the engine routes it: link
+    indices (``2 i`` is ``links[i]`` from a to b, ``2 i + 1`` back), empty when the two hosts
+    are not connected. Raises ``ConfigError`` for a node index that does not exist."""

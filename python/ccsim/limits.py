@@ -25,7 +25,7 @@ one per period for periodic and control loops, rate / packet size for cbr and po
 
 from __future__ import annotations
 
-from collections import deque
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,63 +93,17 @@ def _mib(n: float) -> str:
 # --- the network: paths and the packets they can carry ----------------------------------------------
 
 
-def _paths(config: dict[str, Any]) -> dict[tuple[int, int], list[tuple[int, str]]]:
-    """Per (src, dst) of the flows: the link directions of a shortest path by hop count
-    through routers (as net/route.rs routes), as (link index, "ab" or "ba").
+def _paths(config: dict[str, Any]) -> list[list[tuple[int, str]]]:
+    """Per flow: the link directions of its path as the engine routes it (net/route.rs), as
+    (link index, "ab" or "ba"); empty when its hosts are not connected or the configuration
+    names a node that does not exist (the engine reports that when it builds the run)."""
+    from . import _core  # imported lazily: most estimates need no paths
 
-    A breadth-first search from each source; a host whose only link leads to a router reaches
-    everything through that router's search, which is made once and shared by all its hosts
-    (with thousands of hosts on a dumbbell, one search per host would be quadratic)."""
-    routers = {i for i, node in enumerate(config["nodes"]) if node["kind"] == "router"}
-    adjacent: dict[int, list[tuple[int, int, str]]] = {}
-    for k, link in enumerate(config["links"]):
-        adjacent.setdefault(link["a"], []).append((link["b"], k, "ab"))
-        adjacent.setdefault(link["b"], []).append((link["a"], k, "ba"))
-
-    def search(root: int) -> dict[int, tuple[int, int, str]]:
-        previous: dict[int, tuple[int, int, str]] = {}
-        queue = deque([root])
-        seen = {root}
-        while queue:
-            node = queue.popleft()
-            if node != root and node not in routers:
-                continue  # hosts do not forward
-            for nxt, k, way in adjacent.get(node, []):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    previous[nxt] = (node, k, way)
-                    queue.append(nxt)
-        return previous
-
-    def walk(previous: dict[int, tuple[int, int, str]], dst: int) -> list[tuple[int, str]]:
-        hops: list[tuple[int, str]] = []
-        node = dst
-        while node in previous:
-            node, k, way = previous[node]
-            hops.append((k, way))
-        return hops[::-1]
-
-    destinations: dict[int, set[int]] = {}
-    for f in config["flows"]:
-        destinations.setdefault(f["src"], set()).add(f["dst"])
-    by_router: dict[int, dict[int, tuple[int, int, str]]] = {}
-    out: dict[tuple[int, int], list[tuple[int, str]]] = {}
-    for src, dsts in destinations.items():
-        links = adjacent.get(src, [])
-        if src not in routers and len(links) == 1 and links[0][0] in routers:
-            router, k, way = links[0]
-            if router not in by_router:
-                by_router[router] = search(router)
-            tree = by_router[router]
-            for dst in dsts:
-                # The router's search from the host on: the host itself is not on any path.
-                reached = dst == router or (dst in tree and dst != src)
-                out[(src, dst)] = [(k, way), *walk(tree, dst)] if reached else []
-        else:
-            tree = search(src)
-            for dst in dsts:
-                out[(src, dst)] = walk(tree, dst)
-    return out
+    try:
+        paths = _core.flow_paths(json.dumps(config))
+    except _core.ConfigError:
+        return [[] for _ in config["flows"]]
+    return [[(hop // 2, "ab" if hop % 2 == 0 else "ba") for hop in path] for path in paths]
 
 
 def _param(spec: dict[str, Any] | None, name: str, default: Any) -> Any:
@@ -180,12 +134,10 @@ def _packet_bytes(flow: dict[str, Any]) -> int:
 def _delivered_packets(config: dict[str, Any], window_s: float) -> tuple[float, float, list[float]]:
     """(data packets all flows can deliver, of which TCP flows', per-flow bound): each flow is
     bounded by its path's slowest link direction; flows sharing that direction share it."""
-    paths = _paths(config)
     shared: dict[tuple[int, str], float] = {}
     per_flow: list[float] = []
     tcp_links: set[tuple[int, str]] = set()
-    for flow in config["flows"]:
-        hops = paths.get((flow["src"], flow["dst"])) or []
+    for flow, hops in zip(config["flows"], _paths(config)):
         if not hops:
             per_flow.append(0.0)
             continue
@@ -276,20 +228,23 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
             series * samples * BYTES_PER_SAMPLE,
             "sample less often (a longer trace.interval), trace fewer queues (trace.queues), "
             "trace.cwnd = false, or a shorter simulation.duration"))
-    delivered, tcp_delivered, per_flow = _delivered_packets(config, window_s)
-    if trace.get("events"):
-        rows = int(delivered + sum(_offered_packets(f, window_s) for f in flows))
-        est.items.append(MemoryItem(f"drop/mark log (up to {rows:,} rows)", "trace.events", rows,
-                                    rows * BYTES_PER_EVENT_ROW, "trace.events = false, or a shorter simulation.duration"))
-    if trace.get("messages"):
-        rows = int(_messages(config, window_s, per_flow))
-        est.items.append(MemoryItem(f"message log (up to {rows:,} rows)", "trace.messages", rows,
-                                    rows * BYTES_PER_MESSAGE_ROW,
-                                    "trace.messages = false, or a shorter simulation.duration"))
-    if trace.get("rtt"):
-        rows = int(tcp_delivered)
-        est.items.append(MemoryItem(f"RTT log (up to {rows:,} rows)", "trace.rtt", rows, rows * BYTES_PER_RTT_ROW,
-                                    "trace.rtt = false, or a shorter simulation.duration"))
+    # The logs: bounded by what the flows' paths can deliver.
+    if trace.get("events") or trace.get("messages") or trace.get("rtt"):
+        delivered, tcp_delivered, per_flow = _delivered_packets(config, window_s)
+        if trace.get("events"):
+            rows = int(delivered + sum(_offered_packets(f, window_s) for f in flows))
+            est.items.append(MemoryItem(f"drop/mark log (up to {rows:,} rows)", "trace.events", rows,
+                                        rows * BYTES_PER_EVENT_ROW,
+                                        "trace.events = false, or a shorter simulation.duration"))
+        if trace.get("messages"):
+            rows = int(_messages(config, window_s, per_flow))
+            est.items.append(MemoryItem(f"message log (up to {rows:,} rows)", "trace.messages", rows,
+                                        rows * BYTES_PER_MESSAGE_ROW,
+                                        "trace.messages = false, or a shorter simulation.duration"))
+        if trace.get("rtt"):
+            rows = int(tcp_delivered)
+            est.items.append(MemoryItem(f"RTT log (up to {rows:,} rows)", "trace.rtt", rows, rows * BYTES_PER_RTT_ROW,
+                                        "trace.rtt = false, or a shorter simulation.duration"))
     control = config.get("control") or []
     if control:
         rows = sum(duration_ns // max(1, int(c["period_ns"])) + 1 for c in control)

@@ -13,7 +13,7 @@ use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
 use crate::net::processing::{self, Processing};
-use crate::net::route::{Routes, NO_ROUTE};
+use crate::net::route::{self, Routes, NO_ROUTE};
 use crate::packet::{Kind, OnWire, Packet, PacketPool, FLAG_LOST};
 use crate::params::{ParamValue, Params};
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
@@ -189,7 +189,6 @@ impl Simulation {
 
         // Links.
         let mut links = Vec::with_capacity(2 * cfg.links.len());
-        let mut out_links: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n as usize];
         for (i, l) in cfg.links.iter().enumerate() {
             for (end, v) in [("a", l.a), ("b", l.b)] {
                 if v >= n {
@@ -199,11 +198,11 @@ impl Simulation {
             if l.a == l.b {
                 return Err(ConfigError::new(format!("links[{i}]"), "a link must join two different nodes"));
             }
+            // Link 2 i runs from a to b, 2 i + 1 back (as `route::out_links` numbers them).
             for (dir, (from, to), spec) in [("ab", (l.a, l.b), &l.ab), ("ba", (l.b, l.a), &l.ba)] {
                 let index = links.len() as u32;
                 let field = format!("links[{i}].{dir}");
                 links.push(Self::build_link(cfg, &node_names, index, from, to, spec, &field)?);
-                out_links[from as usize].push((index, to));
             }
         }
         let forwards: Vec<bool> = cfg.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
@@ -218,7 +217,7 @@ impl Simulation {
             };
             node_processing.push(stage.map(Box::new));
         }
-        let routes = Routes::compute(&out_links, &forwards);
+        let routes = Routes::compute(&route::out_links(n as usize, cfg.links.iter().map(|l| (l.a, l.b))), &forwards);
 
         // Flows and their endpoints.
         let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -239,9 +238,15 @@ impl Simulation {
                 return Err(ConfigError::new(field, "source and destination are the same host"));
             }
             for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
-                Self::check_path(&routes, &links, from, to).map_err(|m| {
-                    ConfigError::new(field.clone(), format!("no route from '{}' to '{}': {m}", node_names[from as usize], node_names[to as usize]))
-                })?;
+                if routes.path(from, to).is_none() {
+                    return Err(ConfigError::new(
+                        field,
+                        format!(
+                            "no route from '{}' to '{}': they are not connected through routers",
+                            node_names[from as usize], node_names[to as usize]
+                        ),
+                    ));
+                }
             }
             let mut rng = Rng::stream(cfg.seed, Stream::Flow(i as u32));
             let start = match f.start_max_ns {
@@ -471,22 +476,6 @@ impl Simulation {
     }
 
     /// Follow the routes from `from` to `to`; an error says where they stop.
-    fn check_path(routes: &Routes, links: &[LinkDir], from: u32, to: u32) -> Result<(), String> {
-        let mut node = from;
-        let mut hops = 0;
-        while node != to {
-            let l = routes.next_link(node, to);
-            // A node with a single link always uses it, so an unreachable destination shows up
-            // as a walk that never arrives rather than as a missing table entry.
-            if l == NO_ROUTE || hops > links.len() {
-                return Err("they are not connected through routers".into());
-            }
-            node = links[l as usize].to;
-            hops += 1;
-        }
-        Ok(())
-    }
-
     // ----- running -----
 
     /// Current simulated time.

@@ -36,11 +36,15 @@ pub use engine::Simulation;
 pub use error::ConfigError;
 pub use results::Results;
 
-/// Parse a JSON core configuration and build the simulation.
-pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
-    let cfg: Config = serde_json::from_str(json).map_err(|e| {
+/// Parse a JSON core configuration.
+pub fn config_from_json(json: &str) -> Result<Config, ConfigError> {
+    serde_json::from_str(json).map_err(|e| {
         // serde's message names the field ("unknown field `x`, expected one of ...").
         ConfigError::new(format!("config (line {}, column {})", e.line(), e.column()), e.to_string())
-    })?;
-    Simulation::new(&cfg)
+    })
+}
+
+/// Parse a JSON core configuration and build the simulation.
+pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
+    Simulation::new(&config_from_json(json)?)
 }

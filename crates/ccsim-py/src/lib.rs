@@ -223,6 +223,17 @@ fn registry_json() -> String {
     ccsim_core::registry::registry_json()
 }
 
+/// Every flow's path from its source to its destination as the engine routes it: link
+/// indices (2 i is `links[i]` from a to b, 2 i + 1 back), empty when not connected.
+#[pyfunction]
+fn flow_paths(py: Python<'_>, config_json: &str) -> PyResult<Vec<Vec<u32>>> {
+    match catch_engine(|| ccsim_core::config_from_json(config_json).and_then(|cfg| ccsim_core::net::route::flow_paths(&cfg))) {
+        Ok(Ok(paths)) => Ok(paths),
+        Ok(Err(e)) => Err(config_error(py, e)),
+        Err(p) => Err(simulation_error(py, seed_of(config_json), "engine panic while routing", panic_message(p))),
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
@@ -231,5 +242,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     Ok(())
 }

@@ -6,6 +6,9 @@
 
 use std::collections::VecDeque;
 
+use crate::config::Config;
+use crate::error::ConfigError;
+
 /// Sentinel for "no route".
 pub const NO_ROUTE: u32 = u32::MAX;
 
@@ -15,6 +18,48 @@ pub struct Routes {
     single: Vec<u32>,
     /// Per node with several links: next link for every destination node.
     table: Vec<Vec<u32>>,
+    /// Per link: the node it leads to.
+    far_end: Vec<u32>,
+    /// Per node: whether it forwards (a router).
+    forwards: Vec<bool>,
+}
+
+/// Each node's outgoing `(link, neighbour)` list for a configuration's full-duplex links
+/// `(a, b)`: link `2 i` runs from `a` to `b` of the `i`-th, `2 i + 1` back (the engine's
+/// link indices). Node indices must be below `n`.
+pub fn out_links(n: usize, ends: impl IntoIterator<Item = (u32, u32)>) -> Vec<Vec<(u32, u32)>> {
+    let mut out = vec![Vec::new(); n];
+    for (i, (a, b)) in ends.into_iter().enumerate() {
+        out[a as usize].push((2 * i as u32, b));
+        out[b as usize].push((2 * i as u32 + 1, a));
+    }
+    out
+}
+
+/// Every flow's path from its source to its destination, as the engine routes its packets:
+/// link indices as [`out_links`] numbers them, empty when the two hosts are not connected
+/// through routers. The Python front bounds from these what a flow can deliver before it
+/// runs anything (`python/ccsim/limits.py`). Errors name a node index that does not exist.
+pub fn flow_paths(cfg: &Config) -> Result<Vec<Vec<u32>>, ConfigError> {
+    let n = cfg.nodes.len() as u32;
+    let missing = |field: String, v: u32| ConfigError::new(field, format!("node index {v} does not exist ({n} nodes)"));
+    for (i, l) in cfg.links.iter().enumerate() {
+        for (end, v) in [("a", l.a), ("b", l.b)] {
+            if v >= n {
+                return Err(missing(format!("links[{i}].{end}"), v));
+            }
+        }
+    }
+    for (i, f) in cfg.flows.iter().enumerate() {
+        for (end, v) in [("src", f.src), ("dst", f.dst)] {
+            if v >= n {
+                return Err(missing(format!("flows[{i}].{end}"), v));
+            }
+        }
+    }
+    let forwards: Vec<bool> = cfg.nodes.iter().map(|v| v.kind == crate::config::NodeKind::Router).collect();
+    let routes = Routes::compute(&out_links(n as usize, cfg.links.iter().map(|l| (l.a, l.b))), &forwards);
+    Ok(cfg.flows.iter().map(|f| routes.path(f.src, f.dst).unwrap_or_default()).collect())
 }
 
 impl Routes {
@@ -30,6 +75,11 @@ impl Routes {
     /// few steps instead of a pass over every node and every host's link.
     pub fn compute(out_links: &[Vec<(u32, u32)>], forwards: &[bool]) -> Routes {
         let n = out_links.len();
+        let links = out_links.iter().flatten().map(|&(l, _)| l as usize + 1).max().unwrap_or(0);
+        let mut far_end = vec![NO_ROUTE; links];
+        for &(l, w) in out_links.iter().flatten() {
+            far_end[l as usize] = w;
+        }
         let single: Vec<u32> =
             out_links.iter().map(|l| if l.len() == 1 { l[0].0 } else { NO_ROUTE }).collect();
         let multi: Vec<usize> = (0..n).filter(|&v| out_links[v].len() > 1).collect();
@@ -97,7 +147,29 @@ impl Routes {
                 }
             }
         }
-        Routes { single, table }
+        Routes { single, table, far_end, forwards: forwards.to_vec() }
+    }
+
+    /// The links a packet takes from `from` to `to`, or `None` when they are not connected
+    /// through routers.
+    pub fn path(&self, from: u32, to: u32) -> Option<Vec<u32>> {
+        let mut hops = Vec::new();
+        let mut node = from;
+        while node != to {
+            // A node with a single link always uses it, so an unreachable destination shows
+            // up as a walk that never arrives, or one that reaches a host on the way (a host's
+            // only link may lead to another host), rather than as a missing table entry.
+            if node != from && !self.forwards[node as usize] {
+                return None;
+            }
+            let l = self.next_link(node, to);
+            if l == NO_ROUTE || hops.len() >= self.far_end.len() {
+                return None;
+            }
+            hops.push(l);
+            node = self.far_end[l as usize];
+        }
+        Some(hops)
     }
 
     /// The only link leaving `node`, or `NO_ROUTE` when it has none or several.
@@ -185,6 +257,62 @@ mod tests {
         }
     }
 
+    /// A walk from `from` to `to` by the definition's next hops, or `None` when it fails or
+    /// goes round.
+    fn walk_by_definition(out_links: &[Vec<(u32, u32)>], forwards: &[bool], from: usize, to: usize) -> Option<Vec<u32>> {
+        let far_end = |l: u32| out_links.iter().flatten().find(|&&(k, _)| k == l).map(|&(_, w)| w as usize);
+        let links: usize = out_links.iter().map(Vec::len).sum();
+        let (mut node, mut hops) = (from, Vec::new());
+        while node != to {
+            if node != from && !forwards[node] {
+                return None; // hosts do not forward
+            }
+            let l = by_definition(out_links, forwards, node, to);
+            if l == NO_ROUTE || hops.len() > links {
+                return None;
+            }
+            hops.push(l);
+            node = far_end(l)?;
+        }
+        Some(hops)
+    }
+
+    #[test]
+    fn paths_are_the_walks_of_the_definitions_next_hops_on_random_networks() {
+        let mut rng = crate::sim::rng::Rng::stream(12, crate::sim::rng::Stream::Queue(0));
+        let mut connected = 0;
+        for _ in 0..300 {
+            let n = rng.range_u64(2, 12) as usize;
+            let forwards: Vec<bool> = (0..n).map(|_| rng.chance(0.5)).collect();
+            let ends: Vec<(u32, u32)> = (0..rng.range_u64(1, 3 * n as u64))
+                .map(|_| (rng.range_u64(0, n as u64) as u32, rng.range_u64(0, n as u64) as u32))
+                .filter(|(a, b)| a != b)
+                .collect();
+            let out = out_links(n, ends.iter().copied());
+            let r = Routes::compute(&out, &forwards);
+            for from in 0..n {
+                for to in 0..n {
+                    let path = r.path(from as u32, to as u32);
+                    assert_eq!(path, walk_by_definition(&out, &forwards, from, to), "{from} -> {to} in {ends:?}, routers {forwards:?}");
+                    if let Some(hops) = path.filter(|h| !h.is_empty()) {
+                        connected += 1;
+                        // The walk is joined up: link 2 i runs from ends[i].0 to ends[i].1,
+                        // 2 i + 1 back.
+                        let mut node = from as u32;
+                        for &l in &hops {
+                            let (a, b) = ends[l as usize / 2];
+                            let (near, far) = if l % 2 == 0 { (a, b) } else { (b, a) };
+                            assert_eq!(near, node, "{from} -> {to}: {hops:?} in {ends:?}");
+                            node = far;
+                        }
+                        assert_eq!(node, to as u32);
+                    }
+                }
+            }
+        }
+        assert!(connected > 1000, "the random networks connect enough pairs to test ({connected})");
+    }
+
     #[test]
     fn shortest_paths_through_routers_only() {
         // h0 - r1 - r2 - h3, plus a longer detour r1 - r4 - r5 - r2 and a host h6 on r1 that
@@ -213,5 +341,39 @@ mod tests {
         assert_eq!(r.next_link(1, 4), 6);
         // r1 -> r5: two hops via r2 (link 2) or r4 (link 6); the tie goes to the lower index.
         assert_eq!(r.next_link(1, 5), 2);
+    }
+
+    #[test]
+    fn flow_paths_of_a_configuration() {
+        // h0 - r1 - r2 - h3 and r1 - r4 - r2: two ways from r1 to r2 of which the direct one
+        // is shorter; h5 on r4 alone. Links by position: 0 h0-r1, 1 r1-r2, 2 r2-h3, 3 r1-r4,
+        // 4 r4-r2, 5 h5-r4, 6 h6 alone with h7 (hosts do not forward: h6-h7 is direct).
+        let dir = r#"{"rate_bps": 1000000, "delay_ns": 1, "queue": {"kind": "droptail"}}"#;
+        let link = |a: u32, b: u32| format!(r#"{{"a": {a}, "b": {b}, "ab": {dir}, "ba": {dir}}}"#);
+        let node = |i: u32, kind: &str| format!(r#"{{"name": "n{i}", "kind": "{kind}"}}"#);
+        let flow = |src: u32, dst: u32| {
+            format!(r#"{{"src": {src}, "dst": {dst}, "transport": {{"kind": "tcp"}}, "app": {{"kind": "bulk"}}}}"#)
+        };
+        let kinds = ["host", "router", "router", "host", "router", "host", "host", "host"];
+        let json = format!(
+            r#"{{"duration_ns": 1000, "nodes": [{}], "links": [{}], "flows": [{}]}}"#,
+            kinds.iter().enumerate().map(|(i, k)| node(i as u32, k)).collect::<Vec<_>>().join(","),
+            [(0, 1), (1, 2), (2, 3), (1, 4), (4, 2), (5, 4), (6, 7)].map(|(a, b)| link(a, b)).join(","),
+            [(0, 3), (3, 0), (5, 3), (0, 6), (6, 7)].map(|(s, d)| flow(s, d)).join(","),
+        );
+        let mut cfg: Config = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            flow_paths(&cfg).unwrap(),
+            vec![
+                vec![0, 2, 4],     // h0 -> r1 -> r2 -> h3, the direct way
+                vec![5, 3, 1],     // back
+                vec![10, 8, 4],    // h5 -> r4 -> r2 -> h3
+                vec![],            // h6 is not connected to h0
+                vec![12],          // one link, no router needed
+            ]
+        );
+        cfg.flows[0].dst = 8;
+        let err = flow_paths(&cfg).unwrap_err();
+        assert_eq!((err.field.as_str(), err.message.as_str()), ("flows[0].dst", "node index 8 does not exist (8 nodes)"));
     }
 }
