@@ -335,3 +335,22 @@ fn a_reply_flow_answers_every_delivered_message() {
     bad.flows[1].app = AlgoSpec::named("reply").with("to", ParamValue::Int(7));
     assert_eq!(Simulation::new(&bad).err().unwrap().field, "flows[1].app.to");
 }
+
+#[test]
+fn hosts_do_not_forward_even_for_a_host_whose_only_link_leads_to_another() {
+    // a -- b -- R -- c, with b a host: a's only link leads to b, and b's table knows the way
+    // to c through R, but b does not forward, so a and c are not connected.
+    let mut cfg = two_hosts(10_000_000, MS, 0.0, 100, 10 * MS, SEC);
+    cfg.nodes.push(NodeSpec::router("R"));
+    cfg.nodes.push(NodeSpec::host("c"));
+    let d = dir(10_000_000, MS, droptail(100));
+    cfg.links.push(link(1, 2, d.clone()));
+    cfg.links.push(link(2, 3, d));
+    cfg.flows[0].dst = 3;
+    let err = Simulation::new(&cfg).err().expect("a flow through a host is refused");
+    assert_eq!(err.field, "flows[0]");
+    assert_eq!(err.message, "no route from 'a' to 'c': they are not connected through routers");
+    // From b itself the route through R is fine.
+    cfg.flows[0].src = 1;
+    run(&cfg);
+}
