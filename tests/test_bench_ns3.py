@@ -106,7 +106,9 @@ def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
     assert default("MinRto") == f"Seconds({tcp['min_rto'] // 10**9}"  # the regex stops at the first ")"
     assert default("Sack") == str(tcp["sack"]).lower()
     assert eval(default("SndBufSize").replace("u", "")) == tcp["rwnd"]["bytes"]  # 4u << 20
-    assert 'TcpNewReno::GetTypeId' in source and config["flows"][0]["cc"]["kind"] == "newreno"
+    # The twin's congestion control is TcpNewReno unless --cc says otherwise.
+    assert 'std::string cc = "TcpNewReno";' in source and 'LookupByName("ns3::" + cc)' in source
+    assert config["flows"][0]["cc"]["kind"] == "newreno"
     bottleneck, access = config["links"][0], config["links"][1]
     assert bottleneck["ab"]["queue"] == {"kind": "droptail", "params": {"limit": {"packets": 900}}}
     assert 'SetMaxSize(QueueSize("900p"))' in source

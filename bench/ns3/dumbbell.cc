@@ -22,13 +22,14 @@
 //   device accepts into its queue or sends) plus any the queue itself dropped. Every other
 //   loss anywhere (IP's Tx minus the devices' MacTx over all nodes, IP drops, device-queue
 //   drops) is reported as `other_drops`, which must be 0.
-// - TCP: TcpNewReno with TcpClassicRecovery (ns-3's default is PRR, RFC 6937, which ccsim
-//   does not implement; classic recovery sets cwnd = ssthresh and sends while pipe < cwnd,
-//   RFC 6675 as ccsim), SACK on, timestamps on with a 1448-byte segment size (20 B IP + 20 B
-//   TCP + 12 B timestamp option = 1500-byte IP packets, ccsim's default `mss = 1448`,
-//   `header = 52`), initial window 10 segments, delayed ACK every 2nd segment with the 200 ms
-//   timer, minimum RTO 1 s, 4 MiB send and receive buffers (window scaling on). BulkSend
-//   applications (no byte limit) start uniformly at random in [0, 3) s.
+// - TCP: TcpNewReno (or, with --cc=TcpLinuxReno, ns-3's model of Linux's Reno, for the
+//   drop-ratio comparison in docs/performance.md) with TcpClassicRecovery (ns-3's default is
+//   PRR, RFC 6937, which ccsim does not implement; classic recovery sets cwnd = ssthresh and
+//   sends while pipe < cwnd, RFC 6675 as ccsim), SACK on, timestamps on with a 1448-byte
+//   segment size (20 B IP + 20 B TCP + 12 B timestamp option = 1500-byte IP packets, ccsim's
+//   default `mss = 1448`, `header = 52`), initial window 10 segments, delayed ACK every 2nd
+//   segment with the 200 ms timer, minimum RTO 1 s, 4 MiB send and receive buffers (window
+//   scaling on). BulkSend applications (no byte limit) start uniformly at random in [0, 3) s.
 // - Static routes (S_i -> A -> B -> R_i and back) instead of global routing: the same paths,
 //   without computing all-pairs routes over 2N + 2 nodes.
 // - Statistics as ccsim-bench reports them (counters over [warm-up, end) like ccsim's): goodput per flow from the PacketSink's received
@@ -258,16 +259,26 @@ main(int argc, char* argv[])
     double duration = 30.0;
     double warmup = 10.0;
     uint32_t delAckCount = 2;
+    std::string cc = "TcpNewReno";
     CommandLine cmd(__FILE__);
     cmd.AddValue("flows", "number of sender/receiver pairs N (>= 2)", nFlows);
     cmd.AddValue("seed", "run number of ns-3's random streams (start times)", seed);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("warmup", "statistics start here (s)", warmup);
     cmd.AddValue("delack", "ACK every this many segments (the benchmark: 2)", delAckCount);
+    cmd.AddValue("cc",
+                 "congestion control: TcpNewReno (the benchmark's) or TcpLinuxReno (window "
+                 "growth per segment acknowledged, ssthresh = cwnd / 2, as Linux's Reno)",
+                 cc);
     cmd.Parse(argc, argv);
     if (nFlows < 2 || duration <= warmup || warmup < 0 || delAckCount < 1)
     {
         std::cerr << "dumbbell: need --flows >= 2, 0 <= warmup < duration, --delack >= 1\n";
+        return 2;
+    }
+    if (cc != "TcpNewReno" && cc != "TcpLinuxReno")
+    {
+        std::cerr << "dumbbell: --cc must be TcpNewReno or TcpLinuxReno, not '" << cc << "'\n";
         return 2;
     }
 
@@ -275,7 +286,8 @@ main(int argc, char* argv[])
     RngSeedManager::SetRun(seed);
 
     // TCP as in ccsim's benchmark (see the header comment).
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TypeId::LookupByName("ns3::" + cc)));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));

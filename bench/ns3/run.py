@@ -229,7 +229,8 @@ def main() -> int:
     parser.add_argument("--ccsim-param", action="append", default=[], metavar="KEY=VALUE",
                         help="override a TCP transport parameter of ccsim's flows (canonical units), e.g. lost_retransmit=false")
     parser.add_argument("--ns3-arg", action="append", default=[], metavar="ARG",
-                        help="pass an option to the ns-3 twin, e.g. --ns3-arg=--delack=1 (with --ccsim-param delack_count=1)")
+                        help="pass an option to the ns-3 twin, e.g. --ns3-arg=--delack=1 (with --ccsim-param "
+                             "delack_count=1) or --ns3-arg=--cc=TcpLinuxReno")
     parser.add_argument("--build-only", action="store_true", help="set up and compile the ns-3 twin, run nothing")
     args = parser.parse_args()
 
