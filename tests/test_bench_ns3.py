@@ -118,3 +118,17 @@ def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
     assert "1.0 + 48.0 * i / (nFlows - 1)" in source and access["ab"]["delay_ns"] == 1_000_000
     assert config["duration_ns"] == 30 * 10**9 and config["warmup_ns"] == 10 * 10**9
     assert re.search(r"double duration = 30\.0;", source) and re.search(r"double warmup = 10\.0;", source)
+
+
+def test_cubic_runs_ccsims_cubic_against_ns3s_tcpcubic_both_without_hystart(run):
+    """`--cc cubic`: every ccsim flow runs CUBIC with its defaults (HyStart++ off), the twin is
+    told TcpCubic, and the twin turns ns-3's HyStart off."""
+    from ccsim.registry import get_registry
+
+    config = run.ccsim_config(10, 1, {}, "cubic")
+    assert {f["cc"]["kind"] for f in config["flows"]} == {"cubic"}
+    assert get_registry().model("cc", "cubic").param("hystart").default is False
+    assert run.TWIN_CC == {"newreno": "TcpNewReno", "cubic": "TcpCubic"}
+    source = (ROOT / "bench" / "ns3" / "dumbbell.cc").read_text()
+    assert 'Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));' in source
+    assert 'cc != "TcpCubic"' in source

@@ -22,8 +22,8 @@
 //   device accepts into its queue or sends) plus any the queue itself dropped. Every other
 //   loss anywhere (IP's Tx minus the devices' MacTx over all nodes, IP drops, device-queue
 //   drops) is reported as `other_drops`, which must be 0.
-// - TCP: TcpNewReno (or, with --cc=TcpLinuxReno, ns-3's model of Linux's Reno, for the
-//   drop-ratio comparison in docs/performance.md) with TcpClassicRecovery (ns-3's default is
+// - TCP: TcpNewReno (or, with --cc, TcpLinuxReno, ns-3's model of Linux's Reno, for the
+//   drop-ratio comparison in docs/performance.md, or TcpCubic) with TcpClassicRecovery (ns-3's default is
 //   PRR, RFC 6937, which ccsim does not implement; classic recovery sets cwnd = ssthresh and
 //   sends while pipe < cwnd, RFC 6675 as ccsim), SACK on, timestamps on with a 1448-byte
 //   segment size (20 B IP + 20 B TCP + 12 B timestamp option = 1500-byte IP packets, ccsim's
@@ -267,8 +267,9 @@ main(int argc, char* argv[])
     cmd.AddValue("warmup", "statistics start here (s)", warmup);
     cmd.AddValue("delack", "ACK every this many segments (the benchmark: 2)", delAckCount);
     cmd.AddValue("cc",
-                 "congestion control: TcpNewReno (the benchmark's) or TcpLinuxReno (window "
-                 "growth per segment acknowledged, ssthresh = cwnd / 2, as Linux's Reno)",
+                 "congestion control: TcpNewReno (the benchmark's), TcpLinuxReno (window "
+                 "growth per segment acknowledged, ssthresh = cwnd / 2, as Linux's Reno) or "
+                 "TcpCubic (without HyStart, as ccsim's cubic by default)",
                  cc);
     cmd.Parse(argc, argv);
     if (nFlows < 2 || duration <= warmup || warmup < 0 || delAckCount < 1)
@@ -276,9 +277,10 @@ main(int argc, char* argv[])
         std::cerr << "dumbbell: need --flows >= 2, 0 <= warmup < duration, --delack >= 1\n";
         return 2;
     }
-    if (cc != "TcpNewReno" && cc != "TcpLinuxReno")
+    if (cc != "TcpNewReno" && cc != "TcpLinuxReno" && cc != "TcpCubic")
     {
-        std::cerr << "dumbbell: --cc must be TcpNewReno or TcpLinuxReno, not '" << cc << "'\n";
+        std::cerr << "dumbbell: --cc must be TcpNewReno, TcpLinuxReno or TcpCubic, not '" << cc
+                  << "'\n";
         return 2;
     }
 
@@ -288,6 +290,9 @@ main(int argc, char* argv[])
     // TCP as in ccsim's benchmark (see the header comment).
     Config::SetDefault("ns3::TcpL4Protocol::SocketType",
                        TypeIdValue(TypeId::LookupByName("ns3::" + cc)));
+    // ns-3's HyStart is the original (Ha & Rhee 2011), ccsim's HyStart++ (RFC 9406) and off
+    // by default: neither runs.
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));

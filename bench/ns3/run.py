@@ -14,7 +14,7 @@ issue 9's targets: ccsim at least 100x faster, goodput within 5 %, bottleneck qu
 drop ratio within 20 % of ns-3's.
 
     .venv/bin/python bench/ns3/run.py [--flows 10,90,900] [--seeds 3] [--seeds-900 1]
-        [--json OUT] [--ccsim-param lost_retransmit=false ...]
+        [--json OUT] [--ccsim-param lost_retransmit=false ...] [--cc cubic]
 
 Runs with the project's .venv (it needs `ccsim` for the scenario compiler) and the release
 binary target/release/ccsim-bench (`make bench-ns3` builds both).
@@ -143,7 +143,11 @@ def metrics(raw: dict, proc_wall: float, cpu_s: float, rss_mib: float) -> dict:
     }
 
 
-def ccsim_config(n: int, seed: int, params: dict) -> dict:
+# `--cc`: ccsim's congestion control and the twin's (`dumbbell.cc --cc`) that models it.
+TWIN_CC = {"newreno": "TcpNewReno", "cubic": "TcpCubic"}
+
+
+def ccsim_config(n: int, seed: int, params: dict, cc: str = "newreno") -> dict:
     sys.path.insert(0, str(ROOT / "bench"))
     import bench  # bench/bench.py: the scenario `make bench` runs
     import ccsim
@@ -151,6 +155,8 @@ def ccsim_config(n: int, seed: int, params: dict) -> dict:
     config = ccsim.compile(bench.scenario(n, seed=seed))
     for flow in config["flows"]:
         flow["transport"]["params"].update(params)
+        if cc != "newreno":
+            flow["cc"] = {"kind": cc, "params": {}}
     return config
 
 
@@ -231,6 +237,9 @@ def main() -> int:
     parser.add_argument("--ns3-arg", action="append", default=[], metavar="ARG",
                         help="pass an option to the ns-3 twin, e.g. --ns3-arg=--delack=1 (with --ccsim-param "
                              "delack_count=1) or --ns3-arg=--cc=TcpLinuxReno")
+    parser.add_argument("--cc", choices=sorted(TWIN_CC), default="newreno",
+                        help="congestion control of both simulators' flows (the benchmark's: newreno; cubic runs "
+                             "ccsim's CUBIC against ns-3's TcpCubic, both without HyStart)")
     parser.add_argument("--build-only", action="store_true", help="set up and compile the ns-3 twin, run nothing")
     args = parser.parse_args()
 
@@ -242,10 +251,11 @@ def main() -> int:
         log(f"{CCSIM_BENCH} missing; run `make bench-ns3`")
         return 2
     params = dict(parse_param(p) for p in args.ccsim_param)
+    ns3_args = ([f"--cc={TWIN_CC[args.cc]}"] if args.cc != "newreno" else []) + args.ns3_arg
     load = os.getloadavg()
     print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
-    if params or args.ns3_arg:
-        print(f"ccsim transport overrides: {params}; ns-3 options: {args.ns3_arg}")
+    if params or ns3_args:
+        print(f"congestion control {args.cc}; ccsim transport overrides: {params}; ns-3 options: {ns3_args}")
 
     summary, raw_runs = [], []
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,17 +264,18 @@ def main() -> int:
             c_runs, s_runs = [], []
             for seed in range(1, seeds + 1):
                 path = Path(tmp) / f"dumbbell-{n}-{seed}.json"
-                path.write_text(json.dumps(ccsim_config(n, seed, params)))
+                path.write_text(json.dumps(ccsim_config(n, seed, params, args.cc)))
                 c_runs.append(metrics(*run_process([str(CCSIM_BENCH), str(path)])))
                 log(f"N={n} seed {seed}: ccsim loop {c_runs[-1]['wall_s']:.2f} s, CPU {c_runs[-1]['cpu_s']:.2f} s")
-                s_runs.append(metrics(*run_process([str(binary), f"--flows={n}", f"--seed={seed}", *args.ns3_arg])))
+                s_runs.append(metrics(*run_process([str(binary), f"--flows={n}", f"--seed={seed}", *ns3_args])))
                 log(f"N={n} seed {seed}: ns-3 loop {s_runs[-1]['wall_s']:.1f} s, CPU {s_runs[-1]['cpu_s']:.1f} s")
                 raw_runs.append({"flows": n, "seed": seed, "ccsim": c_runs[-1], "ns3": s_runs[-1]})
             summary.append(report(n, seeds, summarize(c_runs), summarize(s_runs)))
     load = os.getloadavg()
     print(f"\nload average after the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"params": params, "ns3_args": args.ns3_arg, "summary": summary, "runs": raw_runs}, indent=2))
+        args.json.write_text(json.dumps({"cc": args.cc, "params": params, "ns3_args": ns3_args, "summary": summary,
+                                         "runs": raw_runs}, indent=2))
     return 0
 
 
