@@ -13,6 +13,13 @@ median of those ratios compares versions where absolute figures cannot. The rati
 best rates is printed too: a series can be lucky for one build, the best run rarely is.
 
     python bench/bench.py [--flows 10,90,900] [--runs 5] [--json OUT] [--against OTHER]
+        [--duration 30 --warmup 10] [--write-configs DIR]
+
+`--duration` and `--warmup` (seconds) shorten or lengthen the run, and `--write-configs DIR`
+writes the core configurations (`dumbbell-N.json`) instead of running them: the check runs of
+docs/performance-history.md are these (s10: 10 flows, 5 s, warm-up 2.5 s; s900: 900 flows,
+3 s, 1.5 s; full10 and full900: the benchmark's 30 s; long10: 10 flows, 90 s, 10 s), fed to
+`target/release/ccsim-bench` directly.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -91,7 +99,24 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the medians (and the lowest and highest rates) here")
     parser.add_argument("--against", type=Path, help="another ccsim-bench binary to alternate with")
+    parser.add_argument("--duration", type=float, default=30.0, help="simulated seconds (the benchmark: 30)")
+    parser.add_argument("--warmup", type=float, default=10.0, help="statistics from here, seconds (the benchmark: 10)")
+    parser.add_argument("--write-configs", type=Path, metavar="DIR",
+                        help="write the core configurations dumbbell-N.json here and run nothing")
     args = parser.parse_args()
+    if not 0 <= args.warmup < args.duration:
+        print(f"bench: need 0 <= --warmup < --duration, got {args.warmup} and {args.duration}", file=sys.stderr)
+        return 2
+    flows = [int(x) for x in args.flows.split(",")]
+
+    def config(n: int) -> str:
+        return json.dumps(ccsim.compile(scenario(n, seed=1, duration_s=args.duration, warmup_s=args.warmup)))
+
+    if args.write_configs is not None:
+        args.write_configs.mkdir(parents=True, exist_ok=True)
+        for n in flows:
+            (args.write_configs / f"dumbbell-{n}.json").write_text(config(n))
+        return 0
     if not BINARY.exists():
         print(f"bench: {BINARY} missing; run `make bench`", file=sys.stderr)
         return 2
@@ -99,23 +124,21 @@ def main() -> int:
         if not args.against.is_file():
             print(f"bench: --against {args.against}: no such binary", file=sys.stderr)
             return 2
-        return compare(args.against, [int(x) for x in args.flows.split(",")], args.runs)
+        return compare(args.against, flows, args.runs, config)
     summary = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for n in [int(x) for x in args.flows.split(",")]:
+        for n in flows:
             path = Path(tmp) / f"dumbbell-{n}.json"
-            runs = []
-            for r in range(args.runs):
-                # The same seed each time: the runs differ only by the machine's noise.
-                path.write_text(json.dumps(ccsim.compile(scenario(n, seed=1))))
-                runs.append(measure(path))
+            # The same seed each time: the runs differ only by the machine's noise.
+            path.write_text(config(n))
+            runs = [measure(path) for _ in range(args.runs)]
             med = {k: statistics.median(run[k] for run in runs) for k in runs[0]}
             # The spread is the machine's, not the simulation's (same seed, same events): on a
             # shared host it is often tens of percent, so it goes beside every median.
             rates = sorted(run["bottleneck_pkts_per_s"] for run in runs)
             summary[n] = {**med, "bottleneck_pkts_per_s_lowest": rates[0], "bottleneck_pkts_per_s_highest": rates[-1]}
             print(
-                f"N={n:4d}  wall {med['wall_s']:.3f} s  events {med['events']:,}  "
+                f"N={n:4d}  wall {med['wall_s']:.3f} s  events {med['events']:,.0f}  "
                 f"{med['events_per_s'] / 1e6:.2f} M events/s  "
                 f"{med['bottleneck_pkts_per_s'] / 1e6:.3f} M bottleneck pkts/s "
                 f"(runs {rates[0] / 1e6:.3f}-{rates[-1] / 1e6:.3f})  "
@@ -131,7 +154,7 @@ def main() -> int:
     return 0
 
 
-def compare(other: Path, flows: list[int], runs: int) -> int:
+def compare(other: Path, flows: list[int], runs: int, config: Callable[[int], str]) -> int:
     """Alternate `BINARY` and `other` on each flow count; print the median rates, the
     median, lowest and highest per-round ratio (this build over the other) and the ratio of
     the best rates. The best of many runs is the one least disturbed by the machine's other
@@ -139,7 +162,7 @@ def compare(other: Path, flows: list[int], runs: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for n in flows:
             path = Path(tmp) / f"dumbbell-{n}.json"
-            path.write_text(json.dumps(ccsim.compile(scenario(n, seed=1))))
+            path.write_text(config(n))
             ours, theirs = [], []
             for r in range(runs):
                 order = [(BINARY, ours), (other, theirs)]
