@@ -20,12 +20,21 @@ writes the core configurations (`dumbbell-N.json`) instead of running them: the 
 docs/performance-history.md are these (s10: 10 flows, 5 s, warm-up 2.5 s; s900: 900 flows,
 3 s, 1.5 s; full10 and full900: the benchmark's 30 s; long10: 10 flows, 90 s, 10 s), fed to
 `target/release/ccsim-bench` directly.
+
+`--instructions` runs each configuration once under callgrind instead and prints the
+instructions executed inside the event loop (`Simulation::run_until`) per event: a
+repeatable figure where wall time is not, which shows a change of code generation (an
+inlining lost to an unrelated change, say) that the machine's noise would hide. Pair it with
+`--duration 5 --warmup 2.5` for s10 and `--duration 3 --warmup 1.5` for s900. It needs
+valgrind.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -103,6 +112,8 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=10.0, help="statistics from here, seconds (the benchmark: 10)")
     parser.add_argument("--write-configs", type=Path, metavar="DIR",
                         help="write the core configurations dumbbell-N.json here and run nothing")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the event loop's instructions under callgrind instead of timing runs")
     args = parser.parse_args()
     if not 0 <= args.warmup < args.duration:
         print(f"bench: need 0 <= --warmup < --duration, got {args.warmup} and {args.duration}", file=sys.stderr)
@@ -117,9 +128,14 @@ def main() -> int:
         for n in flows:
             (args.write_configs / f"dumbbell-{n}.json").write_text(config(n))
         return 0
+    if args.instructions and shutil.which("valgrind") is None:
+        print("bench: --instructions needs valgrind (e.g. apt-get install valgrind)", file=sys.stderr)
+        return 2
     if not BINARY.exists():
         print(f"bench: {BINARY} missing; run `make bench`", file=sys.stderr)
         return 2
+    if args.instructions:
+        return instructions(flows, config)
     if args.against is not None:
         if not args.against.is_file():
             print(f"bench: --against {args.against}: no such binary", file=sys.stderr)
@@ -151,6 +167,27 @@ def main() -> int:
             )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
+    return 0
+
+
+def instructions(flows: list[int], config: Callable[[int], str]) -> int:
+    """Each configuration once under callgrind, counting only inside the event loop: print
+    the instructions, the events and their ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in flows:
+            path = Path(tmp) / f"dumbbell-{n}.json"
+            path.write_text(config(n))
+            out = subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/callgrind.out",
+                 "--toggle-collect=ccsim_core::engine::Simulation::run_until", str(BINARY), str(path)],
+                check=True, capture_output=True, text=True)
+            collected = re.search(r"Collected : (\d+)", out.stderr)
+            if collected is None:
+                print(f"bench: no instruction count in callgrind's output:\n{out.stderr}", file=sys.stderr)
+                return 2
+            count, events = int(collected.group(1)), json.loads(out.stdout)["events"]
+            print(f"N={n:4d}  {count:,} instructions in the event loop, {events:,} events, "
+                  f"{count / events:.1f} per event")
     return 0
 
 

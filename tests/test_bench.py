@@ -40,3 +40,12 @@ def test_a_warmup_outside_the_run_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "--warmup < --duration" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_counting_instructions_without_valgrind_says_what_is_missing(tmp_path: Path) -> None:
+    """`--instructions` runs callgrind; where valgrind is not on the PATH it says so and exits 2
+    (the count itself is measured by hand, like every speed figure)."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench.py"), "--instructions", "--flows", "10"],
+                          capture_output=True, text=True, env={"PATH": str(tmp_path)})
+    assert done.returncode == 2
+    assert "--instructions needs valgrind" in done.stderr
