@@ -178,8 +178,6 @@ def test_paths_are_the_engines_shortest_walks_on_random_networks() -> None:
 def test_paths_of_a_configuration_the_engine_refuses_are_empty() -> None:
     """A node index that does not exist: the estimate goes on without paths, and the engine
     names the field when it builds the run."""
-    import pytest
-
     from ccsim import _core
     from ccsim.limits import _paths
 

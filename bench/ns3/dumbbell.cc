@@ -23,13 +23,14 @@
 //   loss anywhere (IP's Tx minus the devices' MacTx over all nodes, IP drops, device-queue
 //   drops) is reported as `other_drops`, which must be 0.
 // - TCP: TcpNewReno (or, with --cc, TcpLinuxReno, ns-3's model of Linux's Reno, for the
-//   drop-ratio comparison in docs/performance.md, or TcpCubic) with TcpClassicRecovery (ns-3's default is
-//   PRR, RFC 6937, which ccsim does not implement; classic recovery sets cwnd = ssthresh and
-//   sends while pipe < cwnd, RFC 6675 as ccsim), SACK on, timestamps on with a 1448-byte
-//   segment size (20 B IP + 20 B TCP + 12 B timestamp option = 1500-byte IP packets, ccsim's
-//   default `mss = 1448`, `header = 52`), initial window 10 segments, delayed ACK every 2nd
-//   segment with the 200 ms timer, minimum RTO 1 s, 4 MiB send and receive buffers (window
-//   scaling on). BulkSend applications (no byte limit) start uniformly at random in [0, 3) s.
+//   drop-ratio comparison in docs/performance.md, or TcpCubic) with TcpClassicRecovery
+//   (ns-3's default is PRR, RFC 6937, which ccsim does not implement; classic recovery sets
+//   cwnd = ssthresh and sends while pipe < cwnd, RFC 6675 as ccsim), SACK on, timestamps on
+//   with a 1448-byte segment size (20 B IP + 20 B TCP + 12 B timestamp option = 1500-byte IP
+//   packets, ccsim's default `mss = 1448`, `header = 52`), initial window 10 segments, delayed
+//   ACK every 2nd segment with the 200 ms timer, minimum RTO 1 s, 4 MiB send and receive
+//   buffers (window scaling on). BulkSend applications (no byte limit) start uniformly at
+//   random in [0, 3) s.
 // - Static routes (S_i -> A -> B -> R_i and back) instead of global routing: the same paths,
 //   without computing all-pairs routes over 2N + 2 nodes.
 // - Statistics as ccsim-bench reports them (counters over [warm-up, end) like ccsim's): goodput per flow from the PacketSink's received

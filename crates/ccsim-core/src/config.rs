@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use crate::error::ConfigError;
 use crate::params::ParamValue;
 
 /// A whole simulation.
@@ -46,6 +47,20 @@ pub struct Config {
 
 fn default_seed() -> u64 {
     1
+}
+
+impl Config {
+    /// Every node index that links and flows name exists; the error names the first field
+    /// that names one that does not.
+    pub fn check_node_indices(&self) -> Result<(), ConfigError> {
+        let n = self.nodes.len() as u32;
+        let links = self.links.iter().enumerate().flat_map(|(i, l)| [(i, "links", "a", l.a), (i, "links", "b", l.b)]);
+        let flows = self.flows.iter().enumerate().flat_map(|(i, f)| [(i, "flows", "src", f.src), (i, "flows", "dst", f.dst)]);
+        match links.chain(flows).find(|&(.., v)| v >= n) {
+            Some((i, list, end, v)) => Err(ConfigError::new(format!("{list}[{i}].{end}"), format!("node index {v} does not exist ({n} nodes)"))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Whether a node terminates flows or only forwards.

@@ -13,7 +13,7 @@ use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
 use crate::net::processing::{self, Processing};
-use crate::net::route::{self, Routes, NO_ROUTE};
+use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, OnWire, Packet, PacketPool, FLAG_LOST};
 use crate::params::{ParamValue, Params};
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
@@ -106,8 +106,6 @@ pub struct Simulation {
     node_names: Vec<String>,
     links: Vec<LinkDir>,
     routes: Routes,
-    /// Per node: a router (forwards packets; returns E-DCTCP loss notifications).
-    routers: Vec<bool>,
     /// Per node: its per-packet processing stage, if it has one (`net/processing.rs`). Boxed:
     /// every packet reaching a node reads its entry, and 8 bytes a node keep the table small.
     processing: Vec<Option<Box<Processing>>>,
@@ -178,7 +176,7 @@ impl Simulation {
         if cfg.nodes.is_empty() {
             return Err(ConfigError::new("nodes", "at least one node is needed"));
         }
-        let n = cfg.nodes.len() as u32;
+        cfg.check_node_indices()?;
         let mut names = BTreeMap::new();
         for (i, node) in cfg.nodes.iter().enumerate() {
             if names.insert(node.name.as_str(), i).is_some() {
@@ -190,11 +188,6 @@ impl Simulation {
         // Links.
         let mut links = Vec::with_capacity(2 * cfg.links.len());
         for (i, l) in cfg.links.iter().enumerate() {
-            for (end, v) in [("a", l.a), ("b", l.b)] {
-                if v >= n {
-                    return Err(ConfigError::new(format!("links[{i}].{end}"), format!("node index {v} does not exist ({n} nodes)")));
-                }
-            }
             if l.a == l.b {
                 return Err(ConfigError::new(format!("links[{i}]"), "a link must join two different nodes"));
             }
@@ -205,7 +198,6 @@ impl Simulation {
                 links.push(Self::build_link(cfg, &node_names, index, from, to, spec, &field)?);
             }
         }
-        let forwards: Vec<bool> = cfg.nodes.iter().map(|n| n.kind == NodeKind::Router).collect();
         let mut node_processing = Vec::with_capacity(cfg.nodes.len());
         for (i, node) in cfg.nodes.iter().enumerate() {
             let stage = match &node.processing {
@@ -217,7 +209,7 @@ impl Simulation {
             };
             node_processing.push(stage.map(Box::new));
         }
-        let routes = Routes::compute(&route::out_links(n as usize, cfg.links.iter().map(|l| (l.a, l.b))), &forwards);
+        let routes = Routes::of(cfg);
 
         // Flows and their endpoints.
         let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -227,9 +219,6 @@ impl Simulation {
         for (i, f) in cfg.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
             for (end, v) in [("src", f.src), ("dst", f.dst)] {
-                if v >= n {
-                    return Err(ConfigError::new(format!("{field}.{end}"), format!("node index {v} does not exist")));
-                }
                 if cfg.nodes[v as usize].kind != NodeKind::Host {
                     return Err(ConfigError::new(format!("{field}.{end}"), format!("node '{}' is a router; flows run between hosts", node_names[v as usize])));
                 }
@@ -345,7 +334,7 @@ impl Simulation {
         let sampler = match cfg.trace.interval_ns {
             Some(interval) if interval > 0 => {
                 let queues: Vec<u32> = if cfg.trace.queues.is_empty() {
-                    (0..links.len() as u32).filter(|&l| forwards[links[l as usize].from as usize]).collect()
+                    (0..links.len() as u32).filter(|&l| routes.is_router(links[l as usize].from)).collect()
                 } else {
                     cfg.trace.queues.iter().enumerate().map(|(i, q)| queue_index(q, &format!("trace.queues[{i}]"))).collect::<Result<_, _>>()?
                 };
@@ -387,7 +376,6 @@ impl Simulation {
             node_names,
             links,
             routes,
-            routers: forwards,
             processing: node_processing,
             flow_stats: (0..flows.len())
                 .map(|_| FlowStats { rtt_log: cfg.trace.rtt.then(Vec::new), ..FlowStats::new(cfg.warmup_ns) })
@@ -475,7 +463,6 @@ impl Simulation {
         })
     }
 
-    /// Follow the routes from `from` to `to`; an error says where they stop.
     // ----- running -----
 
     /// Current simulated time.
@@ -1013,7 +1000,7 @@ impl Simulation {
                 log.event.push(e.kind.name());
             }
             // E-DCTCP: a router returns the header of a dropped segment that asked for it.
-            if let (Some(n), true) = (e.notice, self.routers[node as usize]) {
+            if let (Some(n), true) = (e.notice, self.routes.is_router(node)) {
                 self.notices.push(Packet {
                     flow: e.flow,
                     dst: self.flows[e.flow as usize].src,

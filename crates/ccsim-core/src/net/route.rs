@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::Config;
+use crate::config::{Config, NodeKind};
 use crate::error::ConfigError;
 
 /// Sentinel for "no route".
@@ -41,28 +41,19 @@ pub fn out_links(n: usize, ends: impl IntoIterator<Item = (u32, u32)>) -> Vec<Ve
 /// through routers. The Python front bounds from these what a flow can deliver before it
 /// runs anything (`python/ccsim/limits.py`). Errors name a node index that does not exist.
 pub fn flow_paths(cfg: &Config) -> Result<Vec<Vec<u32>>, ConfigError> {
-    let n = cfg.nodes.len() as u32;
-    let missing = |field: String, v: u32| ConfigError::new(field, format!("node index {v} does not exist ({n} nodes)"));
-    for (i, l) in cfg.links.iter().enumerate() {
-        for (end, v) in [("a", l.a), ("b", l.b)] {
-            if v >= n {
-                return Err(missing(format!("links[{i}].{end}"), v));
-            }
-        }
-    }
-    for (i, f) in cfg.flows.iter().enumerate() {
-        for (end, v) in [("src", f.src), ("dst", f.dst)] {
-            if v >= n {
-                return Err(missing(format!("flows[{i}].{end}"), v));
-            }
-        }
-    }
-    let forwards: Vec<bool> = cfg.nodes.iter().map(|v| v.kind == crate::config::NodeKind::Router).collect();
-    let routes = Routes::compute(&out_links(n as usize, cfg.links.iter().map(|l| (l.a, l.b))), &forwards);
+    cfg.check_node_indices()?;
+    let routes = Routes::of(cfg);
     Ok(cfg.flows.iter().map(|f| routes.path(f.src, f.dst).unwrap_or_default()).collect())
 }
 
 impl Routes {
+    /// The routes of a configuration whose node indices exist
+    /// ([`Config::check_node_indices`]); routers are the nodes of kind `router`.
+    pub fn of(cfg: &Config) -> Routes {
+        let forwards: Vec<bool> = cfg.nodes.iter().map(|v| v.kind == NodeKind::Router).collect();
+        Routes::compute(&out_links(cfg.nodes.len(), cfg.links.iter().map(|l| (l.a, l.b))), &forwards)
+    }
+
     /// Compute routes for `n` nodes. `out_links[v]` lists `(link, neighbour)` leaving v;
     /// `forwards[v]` says whether v may carry transit traffic (routers).
     ///
@@ -170,6 +161,11 @@ impl Routes {
             node = self.far_end[l as usize];
         }
         Some(hops)
+    }
+
+    /// Whether `node` forwards packets (a router).
+    pub fn is_router(&self, node: u32) -> bool {
+        self.forwards[node as usize]
     }
 
     /// The only link leaving `node`, or `NO_ROUTE` when it has none or several.
