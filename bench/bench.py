@@ -182,8 +182,9 @@ def instructions(flows: list[int], config: Callable[[int], str]) -> int:
                  "--toggle-collect=ccsim_core::engine::Simulation::run_until", str(BINARY), str(path)],
                 check=True, capture_output=True, text=True)
             collected = re.search(r"Collected : (\d+)", out.stderr)
-            if collected is None:
-                print(f"bench: no instruction count in callgrind's output:\n{out.stderr}", file=sys.stderr)
+            if collected is None or int(collected.group(1)) == 0:
+                # Nothing counted: the loop's symbol was not found (renamed, or stripped).
+                print(f"bench: no instructions counted in the event loop:\n{out.stderr}", file=sys.stderr)
                 return 2
             count, events = int(collected.group(1)), json.loads(out.stdout)["events"]
             print(f"N={n:4d}  {count:,} instructions in the event loop, {events:,} events, "
