@@ -5,6 +5,7 @@ ns-3 itself is not needed here (the comparison is not part of CI)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -132,3 +133,12 @@ def test_cubic_runs_ccsims_cubic_against_ns3s_tcpcubic_both_without_hystart(run)
     source = (ROOT / "bench" / "ns3" / "dumbbell.cc").read_text()
     assert 'Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));' in source
     assert 'cc != "TcpCubic"' in source
+
+
+def test_raw_keeps_each_process_output_by_simulator_flows_and_seed(run, tmp_path):
+    out = raw_output([1.0], [10.0], goodputs=(1e6, 2e6, 3e6))
+    run.keep_raw(tmp_path / "raw", "ns3", 900, 2, out)
+    run.keep_raw(None, "ccsim", 900, 2, out)  # without --raw nothing is written
+    kept = json.loads((tmp_path / "raw" / "ns3-900-2.json").read_text())
+    assert [f["goodput_bps"] for f in kept["results"]["flows"]] == [1e6, 2e6, 3e6]
+    assert [p.name for p in (tmp_path / "raw").iterdir()] == ["ns3-900-2.json"]

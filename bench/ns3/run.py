@@ -14,7 +14,7 @@ issue 9's targets: ccsim at least 100x faster, goodput within 5 %, bottleneck qu
 drop ratio within 20 % of ns-3's.
 
     .venv/bin/python bench/ns3/run.py [--flows 10,90,900] [--seeds 3] [--seeds-900 1]
-        [--json OUT] [--ccsim-param lost_retransmit=false ...] [--cc cubic]
+        [--json OUT] [--raw DIR] [--ccsim-param lost_retransmit=false ...] [--cc cubic]
 
 Runs with the project's .venv (it needs `ccsim` for the scenario compiler) and the release
 binary target/release/ccsim-bench (`make bench-ns3` builds both).
@@ -112,6 +112,15 @@ def run_process(argv: list[str]) -> tuple[dict, float, float, float]:
         out.seek(0)
         raw = json.loads(out.read())
     return raw, wall, usage.ru_utime + usage.ru_stime, raw["peak_rss_bytes"] / 2**20
+
+
+def keep_raw(directory: Path | None, simulator: str, n: int, seed: int, raw: dict) -> None:
+    """`--raw`: keep a process's own output, per-flow results included, as
+    `DIRECTORY/{simulator}-{n}-{seed}.json` (the summaries keep only totals)."""
+    if directory is None:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{simulator}-{n}-{seed}.json").write_text(json.dumps(raw))
 
 
 def metrics(raw: dict, proc_wall: float, cpu_s: float, rss_mib: float) -> dict:
@@ -232,6 +241,8 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=3, help="seeds per flow count (default 3)")
     parser.add_argument("--seeds-900", type=int, default=1, help="seeds for N >= 900 (default 1)")
     parser.add_argument("--json", type=Path, help="also write every run and the summaries here")
+    parser.add_argument("--raw", type=Path, metavar="DIR",
+                        help="also keep each process's output, per-flow results included, as DIR/{ccsim,ns3}-N-SEED.json")
     parser.add_argument("--ccsim-param", action="append", default=[], metavar="KEY=VALUE",
                         help="override a TCP transport parameter of ccsim's flows (canonical units), e.g. lost_retransmit=false")
     parser.add_argument("--ns3-arg", action="append", default=[], metavar="ARG",
@@ -265,9 +276,13 @@ def main() -> int:
             for seed in range(1, seeds + 1):
                 path = Path(tmp) / f"dumbbell-{n}-{seed}.json"
                 path.write_text(json.dumps(ccsim_config(n, seed, params, args.cc)))
-                c_runs.append(metrics(*run_process([str(CCSIM_BENCH), str(path)])))
+                out = run_process([str(CCSIM_BENCH), str(path)])
+                keep_raw(args.raw, "ccsim", n, seed, out[0])
+                c_runs.append(metrics(*out))
                 log(f"N={n} seed {seed}: ccsim loop {c_runs[-1]['wall_s']:.2f} s, CPU {c_runs[-1]['cpu_s']:.2f} s")
-                s_runs.append(metrics(*run_process([str(binary), f"--flows={n}", f"--seed={seed}", *ns3_args])))
+                out = run_process([str(binary), f"--flows={n}", f"--seed={seed}", *ns3_args])
+                keep_raw(args.raw, "ns3", n, seed, out[0])
+                s_runs.append(metrics(*out))
                 log(f"N={n} seed {seed}: ns-3 loop {s_runs[-1]['wall_s']:.1f} s, CPU {s_runs[-1]['cpu_s']:.1f} s")
                 raw_runs.append({"flows": n, "seed": seed, "ccsim": c_runs[-1], "ns3": s_runs[-1]})
             summary.append(report(n, seeds, summarize(c_runs), summarize(s_runs)))
