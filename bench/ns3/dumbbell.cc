@@ -44,11 +44,13 @@
 // - ns-3 opens each connection with a handshake (ccsim starts in ESTABLISHED), and its
 //   point-to-point links add a 2-byte PPP header (1502 bytes on the wire).
 // - The TCP implementations differ where RFCs leave room (ns-3 NewReno grows cwnd per ACK,
-//   not per byte acknowledged; no detection of lost retransmissions before the RTO).
+//   not per byte acknowledged; no detection of lost retransmissions from SACKs, only the RTO
+//   and, for the first unacknowledged segment, a resend on each partial ACK).
 //
 // Output: one JSON object on stdout in the shape of ccsim-bench's: wall_s, events,
 // bottleneck_packets, peak_rss_bytes and results {seed, events, duration_s, warmup_s, flows,
-// queues, jain_index, bottleneck, utilization, traces}.
+// queues, jain_index, bottleneck, utilization, traces}. Each flow also carries
+// resent_without_timeout (a diagnostic, see FlowStats), which ccsim does not report.
 //
 // Usage: dumbbell --flows=90 --seed=1 [--duration=30] [--warmup=10] [--delack=2]
 // (--delack and shorter runs are for experiments; the benchmark uses the defaults.)
@@ -65,6 +67,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,12 +86,17 @@ struct FlowStats
     uint64_t retransmissions = 0;
     uint64_t recoveries = 0;     // entries into CA_RECOVERY (fast retransmit)
     uint64_t timeouts = 0;       // entries into CA_LOSS (retransmission timeout)
+    // Retransmissions of a segment already retransmitted with no timeout in between: what
+    // ns-3 sends on a partial ACK in recovery (the head, again). Keyed by the segment's
+    // start, the value is `timeouts` at its latest retransmission.
+    uint64_t resentWithoutTimeout = 0;
+    std::map<uint32_t, uint64_t> retransmittedAt;
     SequenceNumber32 highTx{0};  // end of the highest data sent so far
     bool sentAny = false;
     double start = 0.0;
     // The counters at the warm-up: like ccsim's, the reported ones cover the measured window.
     uint64_t dataSegmentsAtWarmup = 0, retransmissionsAtWarmup = 0, recoveriesAtWarmup = 0,
-             timeoutsAtWarmup = 0;
+             timeoutsAtWarmup = 0, resentWithoutTimeoutAtWarmup = 0;
 };
 
 std::vector<FlowStats> g_flows;
@@ -149,6 +157,7 @@ AtWarmup(std::vector<Ptr<PacketSink>>* sinks)
         f.retransmissionsAtWarmup = f.retransmissions;
         f.recoveriesAtWarmup = f.recoveries;
         f.timeoutsAtWarmup = f.timeouts;
+        f.resentWithoutTimeoutAtWarmup = f.resentWithoutTimeout;
     }
     g_offeredAtWarmup = g_offered;
     g_takenAtWarmup = g_taken;
@@ -217,6 +226,12 @@ OnTx(size_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBa
     if (f.sentAny && end <= f.highTx)
     {
         f.retransmissions++;
+        auto [at, first] = f.retransmittedAt.try_emplace(h.GetSequenceNumber().GetValue(), f.timeouts);
+        if (!first)
+        {
+            f.resentWithoutTimeout += at->second == f.timeouts;
+            at->second = f.timeouts;
+        }
     }
     if (!f.sentAny || end > f.highTx)
     {
@@ -506,6 +521,7 @@ main(int argc, char* argv[])
           << ",\"packets_sent\":" << (f.dataSegments - f.dataSegmentsAtWarmup)
           << ",\"retransmissions\":" << (f.retransmissions - f.retransmissionsAtWarmup)
           << ",\"timeouts\":" << (f.timeouts - f.timeoutsAtWarmup)
+          << ",\"resent_without_timeout\":" << (f.resentWithoutTimeout - f.resentWithoutTimeoutAtWarmup)
           << ",\"fast_recoveries\":" << (f.recoveries - f.recoveriesAtWarmup) << "}";
     }
     o << "],\"queues\":[{\"name\":\"A->B\",\"kind\":\"droptail\",\"arrivals\":" << arrivals
