@@ -86,9 +86,10 @@ struct FlowStats
     uint64_t retransmissions = 0;
     uint64_t recoveries = 0;     // entries into CA_RECOVERY (fast retransmit)
     uint64_t timeouts = 0;       // entries into CA_LOSS (retransmission timeout)
-    // Retransmissions of a segment already retransmitted with no timeout in between: what
-    // ns-3 sends on a partial ACK in recovery (the head, again). Keyed by the segment's
-    // start, the value is `timeouts` at its latest retransmission.
+    // Retransmissions of a segment already retransmitted with no timeout in between (a
+    // lost retransmission repaired without the RTO; docs/performance.md traces them to
+    // ns-3's resend of the head on partial ACKs). Keyed by the segment's start, the value is
+    // `timeouts` at its latest retransmission.
     uint64_t resentWithoutTimeout = 0;
     std::map<uint32_t, uint64_t> retransmittedAt;
     SequenceNumber32 highTx{0};  // end of the highest data sent so far

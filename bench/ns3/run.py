@@ -268,6 +268,11 @@ def main() -> int:
     if params or ns3_args:
         print(f"congestion control {args.cc}; ccsim transport overrides: {params}; ns-3 options: {ns3_args}")
 
+    def measured(simulator: str, n: int, seed: int, argv: list[str]) -> dict:
+        out = run_process(argv)
+        keep_raw(args.raw, simulator, n, seed, out[0])
+        return metrics(*out)
+
     summary, raw_runs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for n in [int(x) for x in args.flows.split(",")]:
@@ -276,13 +281,9 @@ def main() -> int:
             for seed in range(1, seeds + 1):
                 path = Path(tmp) / f"dumbbell-{n}-{seed}.json"
                 path.write_text(json.dumps(ccsim_config(n, seed, params, args.cc)))
-                out = run_process([str(CCSIM_BENCH), str(path)])
-                keep_raw(args.raw, "ccsim", n, seed, out[0])
-                c_runs.append(metrics(*out))
+                c_runs.append(measured("ccsim", n, seed, [str(CCSIM_BENCH), str(path)]))
                 log(f"N={n} seed {seed}: ccsim loop {c_runs[-1]['wall_s']:.2f} s, CPU {c_runs[-1]['cpu_s']:.2f} s")
-                out = run_process([str(binary), f"--flows={n}", f"--seed={seed}", *ns3_args])
-                keep_raw(args.raw, "ns3", n, seed, out[0])
-                s_runs.append(metrics(*out))
+                s_runs.append(measured("ns3", n, seed, [str(binary), f"--flows={n}", f"--seed={seed}", *ns3_args]))
                 log(f"N={n} seed {seed}: ns-3 loop {s_runs[-1]['wall_s']:.1f} s, CPU {s_runs[-1]['cpu_s']:.1f} s")
                 raw_runs.append({"flows": n, "seed": seed, "ccsim": c_runs[-1], "ns3": s_runs[-1]})
             summary.append(report(n, seeds, summarize(c_runs), summarize(s_runs)))
