@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,41 @@ def test_raw_keeps_each_process_output_by_simulator_flows_and_seed(run, tmp_path
     kept = json.loads((tmp_path / "raw" / "ns3-900-2.json").read_text())
     assert [f["goodput_bps"] for f in kept["results"]["flows"]] == [1e6, 2e6, 3e6]
     assert [p.name for p in (tmp_path / "raw").iterdir()] == ["ns3-900-2.json"]
+
+
+@pytest.fixture(scope="module")
+def datacenter():
+    spec = importlib.util.spec_from_file_location("bench_ns3_datacenter", ROOT / "bench" / "ns3" / "datacenter.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_datacenter_summary_finds_a_lockout_and_the_idle_flows(datacenter):
+    # N2 takes 960 of 965 Mbit/s (99.5 %): a lock-out. The fair share is 965 / 6 = 160.8
+    # Mbit/s, so a flow under 1.608 Mbit/s is idle: the three at 0, 0.5 and 1 (not 3.5).
+    groups = ["N1", "N1", "N2", "N2", "N3", "N3"]
+    mbps = [0.0, 0.5, 480.0, 480.0, 1.0, 3.5]
+    s = datacenter.summarize(groups, [x * 1e6 for x in mbps])
+    assert s["groups_mbps"] == {"N1": 0.5, "N2": 960.0, "N3": 4.5}
+    assert s["locked_out"] and s["flows"] == 6
+    assert s["idle"] == 3
+    assert s["jain"] == pytest.approx(965**2 / (6 * (480**2 * 2 + 0.5**2 + 1 + 3.5**2)))
+
+
+def test_datacenter_summary_of_a_fair_run(datacenter):
+    # The largest group has 400 of 965 Mbit/s (41 %): no lock-out, nobody idle.
+    s = datacenter.summarize(["N1", "N2", "N3"], [280e6, 285e6, 400e6])
+    assert not s["locked_out"] and s["idle"] == 0
+    assert s["jain"] == pytest.approx(965**2 / (3 * (280**2 + 285**2 + 400**2)))
+
+
+def test_the_simulators_tie_rule_patch_still_applies():
+    # docs/reproductions.md measures the simulators' tie rule with this patch; an engine
+    # change that breaks it must refresh it (re-make the change and `git diff` it again).
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("needs git and a git checkout")
+    patch = ROOT / "bench" / "experiments" / "simulators-tie-rule.patch"
+    done = subprocess.run([git, "apply", "--check", str(patch)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

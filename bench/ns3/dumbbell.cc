@@ -6,8 +6,8 @@
 //
 // Choices, each to make the twin equal to ccsim's scenario:
 // - The only buffer that can drop is the point-to-point device queue of A towards B: a
-//   DropTailQueue of 900 packets. The traffic-control layer's root queue discs (pfifo_fast,
-//   1000 packets, which Ipv4AddressHelper installs by default) are removed from every device,
+//   DropTailQueue of 900 packets. The traffic-control layer's root queue discs (FqCoDel in
+//   3.44, which Ipv4AddressHelper installs by default) are removed from every device,
 //   so a packet goes from IP straight to the device queue and there is one buffer per link
 //   direction, as in ccsim. The device queue holds the packets waiting for the wire and not
 //   the one being serialized (PointToPointNetDevice dequeues before transmitting), which is

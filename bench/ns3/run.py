@@ -39,7 +39,6 @@ ROOT = HERE.parent.parent
 VENV = HERE / ".venv"
 BUILD = HERE / ".build"
 SOURCE = HERE / "dumbbell.cc"
-BINARY = BUILD / "dumbbell"
 CCSIM_BENCH = ROOT / "target" / "release" / "ccsim-bench"
 NS3_PACKAGE = "ns3==3.44.post0"
 NS3_LIBS = ["applications", "internet", "point-to-point", "traffic-control", "bridge", "network", "core"]
@@ -70,7 +69,10 @@ def ns3_prefix() -> Path:
     return Path(found[0]).parent.parent.parent
 
 
-def compile_twin() -> Path:
+def compile_twin(source: Path = SOURCE) -> Path:
+    """Compile `source` (a program of this directory) against the package into `.build/`,
+    unless the binary there was built from the same source with the same command."""
+    binary = BUILD / source.stem
     prefix = ns3_prefix()
     inc, lib = prefix / "include", prefix / "lib64"
     version = next(iter(sorted(lib.glob("libns3.*-core.so"))), None)
@@ -80,18 +82,18 @@ def compile_twin() -> Path:
     # The package was built with these (lib64/cmake/ns3/ns3Targets.cmake); headers must agree.
     defines = ["-DNS3_BUILD_PROFILE_RELEASE", "-DNS3_LOG_ENABLE", "-DNS3_ASSERT_ENABLE"]
     cmd = (
-        ["g++", "-O2", "-std=c++20", *defines, f"-I{inc}", str(SOURCE), "-o", str(BINARY), f"-L{lib}", f"-Wl,-rpath,{lib}"]
+        ["g++", "-O2", "-std=c++20", *defines, f"-I{inc}", str(source), "-o", str(binary), f"-L{lib}", f"-Wl,-rpath,{lib}"]
         + [f"-l{tag}-{m}" for m in NS3_LIBS]
     )
-    key = hashlib.sha256(SOURCE.read_bytes() + json.dumps(cmd).encode()).hexdigest()
-    stamp = BUILD / "dumbbell.key"
-    if BINARY.exists() and stamp.exists() and stamp.read_text() == key:
-        return BINARY
+    key = hashlib.sha256(source.read_bytes() + json.dumps(cmd).encode()).hexdigest()
+    stamp = BUILD / f"{source.stem}.key"
+    if binary.exists() and stamp.exists() and stamp.read_text() == key:
+        return binary
     BUILD.mkdir(exist_ok=True)
-    log("compiling dumbbell.cc (about a minute)")
+    log(f"compiling {source.name} (about a minute)")
     subprocess.run(cmd, check=True)
     stamp.write_text(key)
-    return BINARY
+    return binary
 
 
 def run_process(argv: list[str]) -> tuple[dict, float, float, float]:
