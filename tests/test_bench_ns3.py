@@ -16,12 +16,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def run():
-    spec = importlib.util.spec_from_file_location("bench_ns3_run", ROOT / "bench" / "ns3" / "run.py")
+def load(script: str):
+    """A script of bench/ns3 as a module (it is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_ns3_{script}", ROOT / "bench" / "ns3" / f"{script}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load("run")
 
 
 def raw_output(queue_samples, times, drop_ratio=0.01, goodputs=(40e6, 60e6)):
@@ -94,7 +99,8 @@ def test_ccsim_overrides_reach_every_flow_and_leave_the_benchmark_settings(run):
 def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
     """The C++ twin's constants against the scenario bench.py gives ccsim, so that changing one
     side alone fails here."""
-    source = (ROOT / "bench" / "ns3" / "dumbbell.cc").read_text()
+    # dumbbell.cc and the TCP settings it shares with datacenter.cc (common.h).
+    source = "".join((ROOT / "bench" / "ns3" / name).read_text() for name in ("dumbbell.cc", "common.h"))
     config = run.ccsim_config(10, 1, {})
     tcp = config["flows"][0]["transport"]["params"]
 
@@ -110,7 +116,7 @@ def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
     assert default("Sack") == str(tcp["sack"]).lower()
     assert eval(default("SndBufSize").replace("u", "")) == tcp["rwnd"]["bytes"]  # 4u << 20
     # The twin's congestion control is TcpNewReno unless --cc says otherwise.
-    assert 'std::string cc = "TcpNewReno";' in source and 'LookupByName("ns3::" + cc)' in source
+    assert 'std::string cc = "TcpNewReno";' in source and 'twin::ConfigureTcp("ns3::" + cc, 10, delAckCount);' in source
     assert config["flows"][0]["cc"]["kind"] == "newreno"
     bottleneck, access = config["links"][0], config["links"][1]
     assert bottleneck["ab"]["queue"] == {"kind": "droptail", "params": {"limit": {"packets": 900}}}
@@ -149,10 +155,7 @@ def test_raw_keeps_each_process_output_by_simulator_flows_and_seed(run, tmp_path
 
 @pytest.fixture(scope="module")
 def datacenter():
-    spec = importlib.util.spec_from_file_location("bench_ns3_datacenter", ROOT / "bench" / "ns3" / "datacenter.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("datacenter")
 
 
 def test_datacenter_summary_finds_a_lockout_and_the_idle_flows(datacenter):
@@ -172,6 +175,27 @@ def test_datacenter_summary_of_a_fair_run(datacenter):
     s = datacenter.summarize(["N1", "N2", "N3"], [280e6, 285e6, 400e6])
     assert not s["locked_out"] and s["idle"] == 0
     assert s["jain"] == pytest.approx(965**2 / (3 * (280**2 + 285**2 + 400**2)))
+
+
+def test_the_datacenter_program_sets_what_the_piotrowska_scenario_sets():
+    """datacenter.cc's TCP and link delays against scenarios/papers/piotrowska/data_center.toml,
+    so that changing one side alone fails here."""
+    import tomllib
+
+    source = (ROOT / "bench" / "ns3" / "datacenter.cc").read_text()
+    scenario = tomllib.loads((ROOT / "scenarios" / "papers" / "piotrowska" / "data_center.toml").read_text())
+    tcp = {tuple(sorted(f["transport"].items())) for f in scenario["flows"]}
+    assert len(tcp) == 1 and {f["cc"] for f in scenario["flows"]} == {"newreno"}
+    tcp = dict(next(iter(tcp)))
+    assert (tcp["mss"], tcp["sack"], tcp["min_rto"], tcp["rwnd"]) == ("1448B", True, "1s", "4MiB")
+    assert f'twin::ConfigureTcp("ns3::TcpNewReno", {tcp["init_cwnd"]}, {tcp["delack_count"]});' in source
+    assert tcp["delack_timeout"] == "200ms"  # common.h's timer
+    us = lambda d: int(d.removesuffix("us"))  # noqa: E731
+    sources = ", ".join(str(us(s["delay"])) for s in scenario["topology"]["sources"])
+    sinks = ", ".join(str(us(s["delay"])) for s in scenario["topology"]["sinks"])
+    assert f"srcDelayUs[3] = {{{sources}}};" in source and f"sinkDelayUs[3] = {{{sinks}}};" in source
+    bottleneck = scenario["topology"]["bottleneck"]
+    assert bottleneck["queue"] == {"kind": "droptail", "limit": "900p"} and 'QueueSize("900p")' in source
 
 
 def test_the_simulators_tie_rule_patch_still_applies():

@@ -37,6 +37,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "common.h"
+
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -91,15 +93,9 @@ AtWarmup(std::vector<Ptr<PacketSink>>* sinks)
     g_dropsAtWarmup = BottleneckDrops();
 }
 
-std::string
-Num(double x)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
-}
-
 } // namespace
+
+using twin::Num;
 
 int
 main(int argc, char* argv[])
@@ -123,19 +119,7 @@ main(int argc, char* argv[])
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4u << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4u << 20));
-    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(1)));
+    twin::ConfigureTcp("ns3::TcpNewReno", 1, 2);
 
     NodeContainer sources, sinksNodes, routers;
     sources.Create(3);
@@ -208,15 +192,10 @@ main(int argc, char* argv[])
 
     for (int i = 0; i < 3; ++i)
     {
-        auto s = srcIf[i].Get(0);
-        staticRouting.GetStaticRouting(s.first)->SetDefaultRoute(srcIf[i].GetAddress(1), s.second);
-        auto r = sinkIf[i].Get(1);
-        staticRouting.GetStaticRouting(r.first)->SetDefaultRoute(sinkIf[i].GetAddress(0), r.second);
+        twin::DefaultRouteToRouter(staticRouting, srcIf[i], 0);
+        twin::DefaultRouteToRouter(staticRouting, sinkIf[i], 1);
     }
-    staticRouting.GetStaticRouting(coreIf.Get(0).first)
-        ->AddNetworkRouteTo("10.2.0.0", "255.255.0.0", coreIf.GetAddress(1), coreIf.Get(0).second);
-    staticRouting.GetStaticRouting(coreIf.Get(1).first)
-        ->AddNetworkRouteTo("10.1.0.0", "255.255.0.0", coreIf.GetAddress(0), coreIf.Get(1).second);
+    twin::RouteBetweenRouters(staticRouting, coreIf);
 
     std::vector<Ptr<PacketSink>> sinks;
     std::vector<int> groups;

@@ -5,8 +5,8 @@ docs/reproductions.md ("Lock-outs and exact ties") traces the Data Center's Drop
 order of simultaneous events. This runs the same scenario in ns-3 3.44 (`datacenter.cc`, two
 buffer arrangements, see there) and in ccsim (scenarios/papers/piotrowska/data_center.toml,
 exact ties) for each seed, and prints each group's goodput, the idle flows and whether the
-run locked out. Not part of CI or `make test`: one 100 s ns-3 run of 9 flows takes about ten
-minutes here, so it runs two at a time.
+run locked out. Not part of CI or `make test`: a 100 s ns-3 run takes 6-12 minutes here
+(9, 90 or 900 flows), so it runs two at a time.
 
     .venv/bin/python bench/ns3/datacenter.py [--count 1] [--seeds 1,2,3] [--stacks tc,one]
         [--duration 100] [--warmup 30] [--raw DIR]
@@ -18,7 +18,6 @@ bench/ns3/.venv (this compiles datacenter.cc the same way).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -32,13 +31,6 @@ SCENARIO = ROOT / "scenarios" / "papers" / "piotrowska" / "data_center.toml"
 # docs/reproductions.md), and a flow is idle below this fraction of the fair share.
 LOCKOUT_SHARE = 0.95
 IDLE_FRACTION = 0.01
-
-
-def _twin_module():
-    spec = importlib.util.spec_from_file_location("bench_ns3_run", HERE / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def summarize(groups: list[str], goodputs: list[float]) -> dict:
@@ -90,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     stacks = [s for s in args.stacks.split(",") if s]
-    binary = _twin_module().compile_twin(HERE / "datacenter.cc")
+    from run import compile_twin  # run.py beside this script (its directory is on sys.path)
+
+    binary = compile_twin(HERE / "datacenter.cc")
 
     jobs = [(stack, seed) for seed in seeds for stack in stacks]
     with ThreadPoolExecutor(max_workers=2) as pool:

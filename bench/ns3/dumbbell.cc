@@ -62,6 +62,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include "common.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -254,19 +256,9 @@ HookSocket(size_t flow, Ptr<BulkSendApplication> app)
     s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, flow));
 }
 
-std::string
-Num(double x)
-{
-    if (!std::isfinite(x))
-    {
-        return "null";
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
-}
-
 } // namespace
+
+using twin::Num;
 
 int
 main(int argc, char* argv[])
@@ -304,27 +296,11 @@ main(int argc, char* argv[])
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
-    // TCP as in ccsim's benchmark (see the header comment).
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(TypeId::LookupByName("ns3::" + cc)));
+    // TCP as in ccsim's benchmark (see the header comment and common.h).
+    twin::ConfigureTcp("ns3::" + cc, 10, delAckCount);
     // ns-3's HyStart is the original (Ha & Rhee 2011), ccsim's HyStart++ (RFC 9406) and off
     // by default: neither runs.
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(delAckCount));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4u << 20));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4u << 20));
-    // ns-3 aborts a connection after DataRetries retransmissions of one segment (default 6);
-    // ccsim never gives up, so neither may the twin.
-    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(1000));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(1)));
 
     NodeContainer senders, receivers, routers;
     senders.Create(nFlows);
@@ -388,15 +364,10 @@ main(int argc, char* argv[])
     // B sends 10.1/16 to A.
     for (uint32_t i = 0; i < nFlows; ++i)
     {
-        auto s = left[i].Get(0);
-        staticRouting.GetStaticRouting(s.first)->SetDefaultRoute(left[i].GetAddress(1), s.second);
-        auto r = right[i].Get(1);
-        staticRouting.GetStaticRouting(r.first)->SetDefaultRoute(right[i].GetAddress(0), r.second);
+        twin::DefaultRouteToRouter(staticRouting, left[i], 0);
+        twin::DefaultRouteToRouter(staticRouting, right[i], 1);
     }
-    staticRouting.GetStaticRouting(coreIf.Get(0).first)
-        ->AddNetworkRouteTo("10.2.0.0", "255.255.0.0", coreIf.GetAddress(1), coreIf.Get(0).second);
-    staticRouting.GetStaticRouting(coreIf.Get(1).first)
-        ->AddNetworkRouteTo("10.1.0.0", "255.255.0.0", coreIf.GetAddress(0), coreIf.Get(1).second);
+    twin::RouteBetweenRouters(staticRouting, coreIf);
 
     // Applications: a sink on every receiver, a bulk sender on every sender.
     g_flows.assign(nFlows, FlowStats{});

@@ -39,6 +39,7 @@ ROOT = HERE.parent.parent
 VENV = HERE / ".venv"
 BUILD = HERE / ".build"
 SOURCE = HERE / "dumbbell.cc"
+COMMON = HERE / "common.h"
 CCSIM_BENCH = ROOT / "target" / "release" / "ccsim-bench"
 NS3_PACKAGE = "ns3==3.44.post0"
 NS3_LIBS = ["applications", "internet", "point-to-point", "traffic-control", "bridge", "network", "core"]
@@ -70,8 +71,9 @@ def ns3_prefix() -> Path:
 
 
 def compile_twin(source: Path = SOURCE) -> Path:
-    """Compile `source` (a program of this directory) against the package into `.build/`,
-    unless the binary there was built from the same source with the same command."""
+    """Compile `source` (a program of this directory, which includes `common.h`) against the
+    package into `.build/`, unless the binary there was built from the same source and header
+    with the same command."""
     binary = BUILD / source.stem
     prefix = ns3_prefix()
     inc, lib = prefix / "include", prefix / "lib64"
@@ -85,7 +87,7 @@ def compile_twin(source: Path = SOURCE) -> Path:
         ["g++", "-O2", "-std=c++20", *defines, f"-I{inc}", str(source), "-o", str(binary), f"-L{lib}", f"-Wl,-rpath,{lib}"]
         + [f"-l{tag}-{m}" for m in NS3_LIBS]
     )
-    key = hashlib.sha256(source.read_bytes() + json.dumps(cmd).encode()).hexdigest()
+    key = hashlib.sha256(source.read_bytes() + COMMON.read_bytes() + json.dumps(cmd).encode()).hexdigest()
     stamp = BUILD / f"{source.stem}.key"
     if binary.exists() and stamp.exists() and stamp.read_text() == key:
         return binary

@@ -10,8 +10,8 @@
 //! Ties: both events may therefore be pushed, and take their place among simultaneous
 //! events, later than ns-2 and ns-3 schedule them (when the transmission starts): a packet's
 //! arrival, if another is ahead of it on the wire, when that one arrives; the transmitter's
-//! completion when a packet first waits for it. This order is ccsim's own; `docs/reproductions.md` ("Lock-outs
-//! and exact ties") measures the simulators' instead.
+//! completion when a packet first waits for it. This order is ccsim's own;
+//! `docs/reproductions.md` ("Lock-outs and exact ties") measures the simulators' instead.
 
 use crate::packet::{Packet, Wire};
 use crate::qdisc::Queue;
