@@ -129,6 +129,10 @@ def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
     assert re.search(r"double duration = 30\.0;", source) and re.search(r"double warmup = 10\.0;", source)
 
 
+# common.h's twin::ConfigureTcp turns ns-3's HyStart off (ccsim's cubic runs none by default).
+HYSTART_OFF = 'Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));'
+
+
 def test_cubic_runs_ccsims_cubic_against_ns3s_tcpcubic_both_without_hystart(run):
     """`--cc cubic`: every ccsim flow runs CUBIC with its defaults (HyStart++ off), the twin is
     told TcpCubic, and the twin turns ns-3's HyStart off."""
@@ -137,8 +141,8 @@ def test_cubic_runs_ccsims_cubic_against_ns3s_tcpcubic_both_without_hystart(run)
     config = run.ccsim_config(10, 1, {}, "cubic")
     assert {f["cc"]["kind"] for f in config["flows"]} == {"cubic"}
     assert get_registry().model("cc", "cubic").param("hystart").default is False
+    assert HYSTART_OFF in (ROOT / "bench" / "ns3" / "common.h").read_text()
     source = (ROOT / "bench" / "ns3" / "dumbbell.cc").read_text()
-    assert 'Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));' in source
     # Every model run.py names for the twin is one the twin's --cc accepts.
     assert run.TWIN_CC["cubic"] == "TcpCubic"
     assert all(f'cc != "{model}"' in source for model in run.TWIN_CC.values())
@@ -168,6 +172,8 @@ def test_datacenter_summary_finds_a_lockout_and_the_idle_flows(datacenter):
     assert s["locked_out"] and s["flows"] == 6
     assert s["idle"] == 3
     assert s["jain"] == pytest.approx(965**2 / (6 * (480**2 * 2 + 0.5**2 + 1 + 3.5**2)))
+    # Sorted 0, 0.5, 1, 3.5, 480, 480: the quartiles sit at positions 1.25, 2.5 and 3.75.
+    assert s["quartiles_mbps"] == pytest.approx([0.5 + 0.25 * 0.5, 1 + 0.5 * 2.5, 3.5 + 0.75 * 476.5])
 
 
 def test_datacenter_summary_of_a_fair_run(datacenter):
@@ -175,6 +181,7 @@ def test_datacenter_summary_of_a_fair_run(datacenter):
     s = datacenter.summarize(["N1", "N2", "N3"], [280e6, 285e6, 400e6])
     assert not s["locked_out"] and s["idle"] == 0
     assert s["jain"] == pytest.approx(965**2 / (3 * (280**2 + 285**2 + 400**2)))
+    assert s["quartiles_mbps"] == pytest.approx([282.5, 285.0, 342.5])
 
 
 def test_the_datacenter_program_sets_what_the_piotrowska_scenario_sets():
@@ -188,7 +195,8 @@ def test_the_datacenter_program_sets_what_the_piotrowska_scenario_sets():
     assert len(tcp) == 1 and {f["cc"] for f in scenario["flows"]} == {"newreno"}
     tcp = dict(next(iter(tcp)))
     assert (tcp["mss"], tcp["sack"], tcp["min_rto"], tcp["rwnd"]) == ("1448B", True, "1s", "4MiB")
-    assert f'twin::ConfigureTcp("ns3::TcpNewReno", {tcp["init_cwnd"]}, {tcp["delack_count"]});' in source
+    assert 'std::string cc = "TcpNewReno";' in source
+    assert f'twin::ConfigureTcp("ns3::" + cc, {tcp["init_cwnd"]}, {tcp["delack_count"]});' in source
     assert tcp["delack_timeout"] == "200ms"  # common.h's timer
     us = lambda d: int(d.removesuffix("us"))  # noqa: E731
     sources = ", ".join(str(us(s["delay"])) for s in scenario["topology"]["sources"])
@@ -196,6 +204,24 @@ def test_the_datacenter_program_sets_what_the_piotrowska_scenario_sets():
     assert f"srcDelayUs[3] = {{{sources}}};" in source and f"sinkDelayUs[3] = {{{sinks}}};" in source
     bottleneck = scenario["topology"]["bottleneck"]
     assert bottleneck["queue"] == {"kind": "droptail", "limit": "900p"} and 'QueueSize("900p")' in source
+
+
+def test_the_datacenter_cubic_is_the_reproductions_cubic(datacenter):
+    """`datacenter.py --cc cubic` runs the scenario's cubic with its defaults in ccsim, and
+    ns-3's TcpCubic in datacenter.cc: the two must be the CUBIC `ccsim reproduce piotrowska`
+    tables use (Reno-friendly region on; HyStart off, which common.h sets for ns-3)."""
+    from ccsim.registry import get_registry
+    from ccsim.reproduce import piotrowska
+
+    source = (ROOT / "bench" / "ns3" / "datacenter.cc").read_text()
+    assert datacenter.NS3_CC == {"newreno": "TcpNewReno", "cubic": "TcpCubic"}
+    assert all(f'cc != "{name}"' in source for name in datacenter.NS3_CC.values())
+    assert piotrowska.CCS["cubic"] == {"kind": "cubic", "tcp_friendliness": True}
+    cubic = get_registry().model("cc", "cubic")
+    defaults = {name: cubic.param(name).default for name in ("hystart", "tcp_friendliness", "fast_convergence", "beta", "c")}
+    # ns-3's TcpCubic defaults, but for HyStart, which common.h turns off.
+    assert defaults == {"hystart": False, "tcp_friendliness": True, "fast_convergence": True, "beta": 0.7, "c": 0.4}
+    assert HYSTART_OFF in (ROOT / "bench" / "ns3" / "common.h").read_text()
 
 
 def test_the_simulators_tie_rule_patch_still_applies():

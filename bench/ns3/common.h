@@ -40,6 +40,10 @@ ConfigureTcp(const std::string& socketType, uint32_t initialCwnd, uint32_t delAc
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(1)));
+    // For TcpCubic: ns-3's HyStart is the original (Ha & Rhee 2011), ccsim's HyStart++ (RFC
+    // 9406) and off by default: neither runs. ns-3's other CUBIC defaults are ccsim's (beta
+    // 0.7, C 0.4, fast convergence and the Reno-friendly region on).
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
 }
 
 // Static routes instead of global routing (the same paths, without all-pairs routes): a host

@@ -7,8 +7,9 @@
 //   all links 1 Gbit/s; s0, s1, r0 attach with 10 us, s2, r1, r2 with 100 us;
 //   `count` flows from every source to every sink (9, 90, 900 flows).
 //
-// TCP as the ccsim scenario states ns-3.30's defaults and the paper's choices: NewReno with
-// SACK and timestamps, 1448-byte segments (1500-byte IP packets), initial window 1 segment,
+// TCP as the ccsim scenario states ns-3.30's defaults and the paper's choices: NewReno (or,
+// with --cc, CUBIC as `ccsim reproduce piotrowska` runs it: Reno-friendly region and fast
+// convergence on, HyStart off) with SACK and timestamps, 1448-byte segments (1500-byte IP packets), initial window 1 segment,
 // delayed ACK every 2nd segment with the 200 ms timer, minimum RTO 1 s, 4 MiB buffers,
 // classic (RFC 6675) recovery, bulk senders starting uniformly in [0, 3) s; 100 s, statistics
 // from 30 s.
@@ -28,7 +29,7 @@
 // counted, null: a full device queue stops the transmission queue and the traffic-control
 // layer discards what IP hands it without a trace; dumbbell.cc counts them).
 //
-// Usage: datacenter --count=1 --seed=1 --stack=one [--duration=100] [--warmup=30]
+// Usage: datacenter --count=1 --seed=1 --stack=one [--cc=TcpNewReno] [--duration=100] [--warmup=30]
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -104,22 +105,26 @@ main(int argc, char* argv[])
     uint32_t seed = 1;
     double duration = 100.0;
     std::string stack = "one";
+    std::string cc = "TcpNewReno";
     CommandLine cmd(__FILE__);
     cmd.AddValue("count", "flows per source-sink pair (1, 10, 100)", count);
     cmd.AddValue("seed", "run number of ns-3's random streams (start times)", seed);
     cmd.AddValue("duration", "simulated seconds", duration);
     cmd.AddValue("warmup", "statistics start here (s)", g_warmup);
     cmd.AddValue("stack", "one (one buffer per link direction) or tc (queue discs)", stack);
+    cmd.AddValue("cc", "TcpNewReno or TcpCubic (without HyStart, as the scenario's cubic)", cc);
     cmd.Parse(argc, argv);
-    if (count < 1 || duration <= g_warmup || (stack != "one" && stack != "tc"))
+    if (count < 1 || duration <= g_warmup || (stack != "one" && stack != "tc") ||
+        (cc != "TcpNewReno" && cc != "TcpCubic"))
     {
-        std::cerr << "datacenter: need --count >= 1, --warmup < --duration, --stack one|tc\n";
+        std::cerr << "datacenter: need --count >= 1, --warmup < --duration, --stack one|tc, "
+                     "--cc TcpNewReno|TcpCubic\n";
         return 2;
     }
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
-    twin::ConfigureTcp("ns3::TcpNewReno", 1, 2);
+    twin::ConfigureTcp("ns3::" + cc, 1, 2);
 
     NodeContainer sources, sinksNodes, routers;
     sources.Create(3);

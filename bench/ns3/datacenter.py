@@ -4,12 +4,13 @@ docs/reproductions.md ("Lock-outs and exact ties") traces the Data Center's Drop
 (one source group takes the whole bottleneck, the others' flows get next to nothing) to the
 order of simultaneous events. This runs the same scenario in ns-3 3.44 (`datacenter.cc`, two
 buffer arrangements, see there) and in ccsim (scenarios/papers/piotrowska/data_center.toml,
-exact ties) for each seed, and prints each group's goodput, the idle flows and whether the
-run locked out. Not part of CI or `make test`: a 100 s ns-3 run takes 6-12 minutes here
-(9, 90 or 900 flows), so it runs two at a time.
+exact ties) for each seed, with NewReno or CUBIC (`--cc`), and prints each group's goodput,
+the quartiles of the flows' goodput, the idle flows and whether the run locked out. Not part
+of CI or `make test`: a 100 s ns-3 run takes 6-20 minutes here (9, 90 or 900 flows; CUBIC
+with 900 the longest), so it runs two at a time.
 
     .venv/bin/python bench/ns3/datacenter.py [--count 1] [--seeds 1,2,3] [--stacks tc,one]
-        [--duration 100] [--warmup 30] [--raw DIR]
+        [--cc newreno|cubic] [--duration 100] [--warmup 30] [--raw DIR]
 
 Runs with the project's .venv (for `ccsim`) after `make bench-ns3` has set up
 bench/ns3/.venv (this compiles datacenter.cc the same way).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -31,10 +33,15 @@ SCENARIO = ROOT / "scenarios" / "papers" / "piotrowska" / "data_center.toml"
 # docs/reproductions.md), and a flow is idle below this fraction of the fair share.
 LOCKOUT_SHARE = 0.95
 IDLE_FRACTION = 0.01
+# The congestion controls both sides run: the scenario's `cc` and ns-3's TcpL4Protocol socket
+# type (datacenter.cc --cc).
+NS3_CC = {"newreno": "TcpNewReno", "cubic": "TcpCubic"}
 
 
 def summarize(groups: list[str], goodputs: list[float]) -> dict:
-    """Per-group goodput (Mbit/s), idle flows, Jain's index and whether one group took it all."""
+    """Per-group goodput (Mbit/s), the quartiles of the flows' goodput (Mbit/s, linearly
+    interpolated as the reproduction's tables compute them, to set beside the paper's Table
+    2), idle flows, Jain's index and whether one group took it all."""
     total = sum(goodputs)
     by_group: dict[str, float] = {}
     for g, x in zip(groups, goodputs):
@@ -43,6 +50,9 @@ def summarize(groups: list[str], goodputs: list[float]) -> dict:
     squares = sum(x * x for x in goodputs)
     return {
         "groups_mbps": {g: round(x / 1e6, 1) for g, x in sorted(by_group.items())},
+        "quartiles_mbps": [q / 1e6 for q in statistics.quantiles(goodputs, n=4, method="inclusive")]
+        if len(goodputs) > 1
+        else None,
         "idle": sum(x < IDLE_FRACTION * fair for x in goodputs),
         "flows": len(goodputs),
         "jain": total * total / (len(goodputs) * squares) if squares else float("nan"),
@@ -50,9 +60,17 @@ def summarize(groups: list[str], goodputs: list[float]) -> dict:
     }
 
 
-def run_ns3(binary: Path, stack: str, count: int, seed: int, duration: float, warmup: float) -> dict:
+def run_ns3(binary: Path, stack: str, cc: str, count: int, seed: int, duration: float, warmup: float) -> dict:
     out = subprocess.run(
-        [str(binary), f"--count={count}", f"--seed={seed}", f"--stack={stack}", f"--duration={duration}", f"--warmup={warmup}"],
+        [
+            str(binary),
+            f"--count={count}",
+            f"--seed={seed}",
+            f"--stack={stack}",
+            f"--cc={NS3_CC[cc]}",
+            f"--duration={duration}",
+            f"--warmup={warmup}",
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -62,10 +80,10 @@ def run_ns3(binary: Path, stack: str, count: int, seed: int, duration: float, wa
     return {"raw": raw, **summarize([f["group"] for f in flows], [f["goodput_bps"] for f in flows])}
 
 
-def run_ccsim(count: int, seed: int, duration: float, warmup: float) -> dict:
+def run_ccsim(cc: str, count: int, seed: int, duration: float, warmup: float) -> dict:
     import ccsim
 
-    overrides = [f"flows.count={count}", f"simulation.duration={duration}s", f"simulation.warmup={warmup}s"]
+    overrides = [f"flows.count={count}", f"flows.cc={cc}", f"simulation.duration={duration}s", f"simulation.warmup={warmup}s"]
     result = ccsim.run(SCENARIO, seed=seed, overrides=overrides)
     flows = result.flows
     return {"raw": None, **summarize(list(flows["group"]), list(flows["goodput_bps"]))}
@@ -76,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--count", type=int, default=1, help="flows per source-sink pair (1, 10, 100)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--stacks", default="tc,one", help="ns-3 buffer arrangements (datacenter.cc)")
+    p.add_argument("--cc", choices=sorted(NS3_CC), default="newreno", help="congestion control of every flow")
     p.add_argument("--duration", type=float, default=100.0)
     p.add_argument("--warmup", type=float, default=30.0)
     p.add_argument("--raw", type=Path, help="keep each ns-3 run's output here")
@@ -88,21 +107,25 @@ def main(argv: list[str] | None = None) -> int:
 
     jobs = [(stack, seed) for seed in seeds for stack in stacks]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        ns3 = dict(zip(jobs, pool.map(lambda j: run_ns3(binary, j[0], args.count, j[1], args.duration, args.warmup), jobs)))
+        ns3 = dict(zip(jobs, pool.map(lambda j: run_ns3(binary, j[0], args.cc, args.count, j[1], args.duration, args.warmup), jobs)))
     rows = [(f"ns-3, {stack}", seed, ns3[(stack, seed)]) for stack, seed in jobs]
-    rows += [("ccsim", seed, run_ccsim(args.count, seed, args.duration, args.warmup)) for seed in seeds]
+    rows += [("ccsim", seed, run_ccsim(args.cc, args.count, seed, args.duration, args.warmup)) for seed in seeds]
     if args.raw:
         args.raw.mkdir(parents=True, exist_ok=True)
         for (stack, seed), r in ns3.items():
-            (args.raw / f"ns3-{stack}-{args.count}-{seed}.json").write_text(json.dumps(r["raw"]))
+            (args.raw / f"ns3-{stack}-{args.cc}-{args.count}-{seed}.json").write_text(json.dumps(r["raw"]))
 
-    print(f"Data Center, DropTail, {9 * args.count} flows, {args.duration:g} s (statistics from {args.warmup:g} s)")
-    print(f"{'simulator':<12} {'seed':>4}  {'N1':>7} {'N2':>7} {'N3':>7} (Mbit/s)  {'idle':>9}  {'Jain':>5}  lock-out")
+    print(f"Data Center, DropTail, {args.cc}, {9 * args.count} flows, {args.duration:g} s (statistics from {args.warmup:g} s)")
+    print(
+        f"{'simulator':<12} {'seed':>4}  {'N1':>7} {'N2':>7} {'N3':>7} (Mbit/s)  {'flow quartiles':>20}  "
+        f"{'idle':>9}  {'Jain':>5}  lock-out"
+    )
     for name, seed, r in sorted(rows, key=lambda row: (row[0], row[1])):
         g = r["groups_mbps"]
+        quartiles = "/".join(f"{q:.2f}" for q in r["quartiles_mbps"] or [])
         print(
             f"{name:<12} {seed:>4}  {g.get('N1', 0):>7.1f} {g.get('N2', 0):>7.1f} {g.get('N3', 0):>7.1f}           "
-            f"{r['idle']:>4} of {r['flows']:<3} {r['jain']:>5.2f}  {'yes' if r['locked_out'] else 'no'}"
+            f"{quartiles:>20}  {r['idle']:>4} of {r['flows']:<3} {r['jain']:>5.2f}  {'yes' if r['locked_out'] else 'no'}"
         )
     return 0
 

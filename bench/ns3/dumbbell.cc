@@ -298,9 +298,6 @@ main(int argc, char* argv[])
 
     // TCP as in ccsim's benchmark (see the header comment and common.h).
     twin::ConfigureTcp("ns3::" + cc, 10, delAckCount);
-    // ns-3's HyStart is the original (Ha & Rhee 2011), ccsim's HyStart++ (RFC 9406) and off
-    // by default: neither runs.
-    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
 
     NodeContainer senders, receivers, routers;
     senders.Create(nFlows);

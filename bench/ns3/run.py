@@ -74,6 +74,7 @@ def compile_twin(source: Path = SOURCE) -> Path:
     """Compile `source` (a program of this directory, which includes `common.h`) against the
     package into `.build/`, unless the binary there was built from the same source and header
     with the same command."""
+    source = source.resolve()  # the key holds the command: one path per program
     binary = BUILD / source.stem
     prefix = ns3_prefix()
     inc, lib = prefix / "include", prefix / "lib64"
