@@ -9,10 +9,10 @@
 //
 // TCP as the ccsim scenario states ns-3.30's defaults and the paper's choices: NewReno (or,
 // with --cc, CUBIC as `ccsim reproduce piotrowska` runs it: Reno-friendly region and fast
-// convergence on, HyStart off) with SACK and timestamps, 1448-byte segments (1500-byte IP packets), initial window 1 segment,
-// delayed ACK every 2nd segment with the 200 ms timer, minimum RTO 1 s, 4 MiB buffers,
-// classic (RFC 6675) recovery, bulk senders starting uniformly in [0, 3) s; 100 s, statistics
-// from 30 s.
+// convergence on, HyStart off) with SACK and timestamps, 1448-byte segments (1500-byte IP
+// packets), initial window 1 segment, delayed ACK every 2nd segment with the 200 ms timer,
+// minimum RTO 1 s, 4 MiB buffers, classic (RFC 6675) recovery, bulk senders starting
+// uniformly in [0, 3) s; 100 s, statistics from 30 s.
 //
 // Two buffer arrangements (--stack):
 // - `one`: one buffer per link direction, as ccsim models it and as bench/ns3/dumbbell.cc
@@ -29,7 +29,8 @@
 // counted, null: a full device queue stops the transmission queue and the traffic-control
 // layer discards what IP hands it without a trace; dumbbell.cc counts them).
 //
-// Usage: datacenter --count=1 --seed=1 --stack=one [--cc=TcpNewReno] [--duration=100] [--warmup=30]
+// Usage: datacenter --count=1 --seed=1 --stack=one [--cc=TcpNewReno] [--duration=100]
+//        [--warmup=30]
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
