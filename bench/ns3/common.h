@@ -1,6 +1,7 @@
 // What the ns-3 programs of bench/ns3 (dumbbell.cc, datacenter.cc) share: TCP configured as
 // ccsim's scenarios state it, the static routes of a dumbbell addressed 10.1/16 (left hosts),
-// 10.2/16 (right hosts) and 10.3/16 (between the routers), and numbers in JSON.
+// 10.2/16 (right hosts) and 10.3/16 (between the routers), the check of an option's choices
+// and numbers in JSON.
 // run.py compiles each program with this header and rebuilds both when it changes.
 
 #pragma once
@@ -10,6 +11,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
+#include <iostream>
 #include <string>
 
 namespace twin
@@ -65,7 +68,29 @@ RouteBetweenRouters(ns3::Ipv4StaticRoutingHelper& routing, const ns3::Ipv4Interf
         ->AddNetworkRouteTo("10.1.0.0", "255.255.0.0", core.GetAddress(0), core.Get(1).second);
 }
 
-// A number for JSON: shortest exact form, null when not finite.
+// Whether option `--option` of `program` has one of the `allowed` values; if not, says so on
+// stderr, and the caller exits with status 2.
+inline bool
+OneOf(const char* program, const char* option, const std::string& value, std::initializer_list<const char*> allowed)
+{
+    for (const char* a : allowed)
+    {
+        if (value == a)
+        {
+            return true;
+        }
+    }
+    std::cerr << program << ": --" << option << " must be one of";
+    for (const char* a : allowed)
+    {
+        std::cerr << " " << a;
+    }
+    std::cerr << ", not '" << value << "'\n";
+    return false;
+}
+
+// A number for JSON: 17 significant digits (it reads back as the same double), null when not
+// finite.
 inline std::string
 Num(double x)
 {

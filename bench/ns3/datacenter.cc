@@ -115,11 +115,14 @@ main(int argc, char* argv[])
     cmd.AddValue("stack", "one (one buffer per link direction) or tc (queue discs)", stack);
     cmd.AddValue("cc", "TcpNewReno or TcpCubic (without HyStart, as the scenario's cubic)", cc);
     cmd.Parse(argc, argv);
-    if (count < 1 || duration <= g_warmup || (stack != "one" && stack != "tc") ||
-        (cc != "TcpNewReno" && cc != "TcpCubic"))
+    if (count < 1 || duration <= g_warmup)
     {
-        std::cerr << "datacenter: need --count >= 1, --warmup < --duration, --stack one|tc, "
-                     "--cc TcpNewReno|TcpCubic\n";
+        std::cerr << "datacenter: need --count >= 1, --warmup < --duration\n";
+        return 2;
+    }
+    if (!twin::OneOf("datacenter", "stack", stack, {"one", "tc"}) ||
+        !twin::OneOf("datacenter", "cc", cc, {"TcpNewReno", "TcpCubic"}))
+    {
         return 2;
     }
     RngSeedManager::SetSeed(1);
@@ -238,7 +241,7 @@ main(int argc, char* argv[])
 
     const double window = duration - g_warmup;
     std::ostringstream o;
-    o << "{\"stack\":\"" << stack << "\",\"count\":" << count << ",\"seed\":" << seed
+    o << "{\"stack\":\"" << stack << "\",\"cc\":\"" << cc << "\",\"count\":" << count << ",\"seed\":" << seed
       << ",\"duration_s\":" << Num(duration) << ",\"warmup_s\":" << Num(g_warmup)
       << ",\"queue_mean_pkts\":" << Num(g_qN ? g_qSum / g_qN : NAN)
       << ",\"bottleneck_drops\":"

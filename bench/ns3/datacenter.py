@@ -33,9 +33,6 @@ SCENARIO = ROOT / "scenarios" / "papers" / "piotrowska" / "data_center.toml"
 # docs/reproductions.md), and a flow is idle below this fraction of the fair share.
 LOCKOUT_SHARE = 0.95
 IDLE_FRACTION = 0.01
-# The congestion controls both sides run: the scenario's `cc` and ns-3's TcpL4Protocol socket
-# type (datacenter.cc --cc).
-NS3_CC = {"newreno": "TcpNewReno", "cubic": "TcpCubic"}
 
 
 def summarize(groups: list[str], goodputs: list[float]) -> dict:
@@ -60,14 +57,14 @@ def summarize(groups: list[str], goodputs: list[float]) -> dict:
     }
 
 
-def run_ns3(binary: Path, stack: str, cc: str, count: int, seed: int, duration: float, warmup: float) -> dict:
+def run_ns3(binary: Path, stack: str, socket_type: str, count: int, seed: int, duration: float, warmup: float) -> dict:
     out = subprocess.run(
         [
             str(binary),
             f"--count={count}",
             f"--seed={seed}",
             f"--stack={stack}",
-            f"--cc={NS3_CC[cc]}",
+            f"--cc={socket_type}",
             f"--duration={duration}",
             f"--warmup={warmup}",
         ],
@@ -90,24 +87,27 @@ def run_ccsim(cc: str, count: int, seed: int, duration: float, warmup: float) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    # run.py beside this script (its directory is on sys.path); TWIN_CC maps the scenario's
+    # `cc` to ns-3's socket type, as for the benchmark's twin.
+    from run import TWIN_CC, compile_twin
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=1, help="flows per source-sink pair (1, 10, 100)")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--stacks", default="tc,one", help="ns-3 buffer arrangements (datacenter.cc)")
-    p.add_argument("--cc", choices=sorted(NS3_CC), default="newreno", help="congestion control of every flow")
+    p.add_argument("--cc", choices=sorted(TWIN_CC), default="newreno", help="congestion control of every flow")
     p.add_argument("--duration", type=float, default=100.0)
     p.add_argument("--warmup", type=float, default=30.0)
     p.add_argument("--raw", type=Path, help="keep each ns-3 run's output here")
     args = p.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",")]
     stacks = [s for s in args.stacks.split(",") if s]
-    from run import compile_twin  # run.py beside this script (its directory is on sys.path)
 
     binary = compile_twin(HERE / "datacenter.cc")
 
     jobs = [(stack, seed) for seed in seeds for stack in stacks]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        ns3 = dict(zip(jobs, pool.map(lambda j: run_ns3(binary, j[0], args.cc, args.count, j[1], args.duration, args.warmup), jobs)))
+        ns3 = dict(zip(jobs, pool.map(lambda j: run_ns3(binary, j[0], TWIN_CC[args.cc], args.count, j[1], args.duration, args.warmup), jobs)))
     rows = [(f"ns-3, {stack}", seed, ns3[(stack, seed)]) for stack, seed in jobs]
     rows += [("ccsim", seed, run_ccsim(args.cc, args.count, seed, args.duration, args.warmup)) for seed in seeds]
     if args.raw:

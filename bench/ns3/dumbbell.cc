@@ -286,10 +286,8 @@ main(int argc, char* argv[])
         std::cerr << "dumbbell: need --flows >= 2, 0 <= warmup < duration, --delack >= 1\n";
         return 2;
     }
-    if (cc != "TcpNewReno" && cc != "TcpLinuxReno" && cc != "TcpCubic")
+    if (!twin::OneOf("dumbbell", "cc", cc, {"TcpNewReno", "TcpLinuxReno", "TcpCubic"}))
     {
-        std::cerr << "dumbbell: --cc must be TcpNewReno, TcpLinuxReno or TcpCubic, not '" << cc
-                  << "'\n";
         return 2;
     }
 
