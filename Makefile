@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: setup develop run test test-rust test-python bench bench-scaling bench-ns3 clean
+.PHONY: setup develop run test test-rust test-python bench bench-scaling bench-ns3 bench-htsim clean
 
 # The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
 $(BIN)/.deps: pyproject.toml
@@ -44,6 +44,13 @@ bench: develop
 bench-ns3: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/ns3/run.py $(BENCH_NS3_ARGS)
+
+# ccsim against htsim, the simulator issue 9's speed target comes from (not part of CI): clones
+# Broadcom/csg-htsim (or BENCH_HTSIM_ARGS=--src=DIR, its sim/ directory), compiles the part a
+# TCP dumbbell needs and bench/htsim/dumbbell.cpp, runs both alternately, prints the table.
+bench-htsim: develop
+	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
+	$(BIN)/python bench/htsim/run.py $(BENCH_HTSIM_ARGS)
 
 # Speed against flows (9..9000) and bottleneck rate (10 Mbit/s..10 Gbit/s); minutes, not CI.
 bench-scaling: develop

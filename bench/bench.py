@@ -50,6 +50,11 @@ ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / "target" / "release" / "ccsim-bench"
 
 
+# The benchmark's TCP: NewReno (the flows' `cc`) with SACK, 1448-byte MSS with timestamps,
+# delayed ACKs every second segment, minimum RTO 1 s, 4 MiB windows.
+TCP = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd": "4MiB", "sack": True}
+
+
 def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", duration_s: float = 30,
              warmup_s: float = 10) -> ccsim.Scenario:
     """BENCHMARK.md: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
@@ -59,7 +64,6 @@ def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", du
     statistics from 10 s on. Every other queue is DropTail 1000 packets (never drops here).
     `bench/scaling.py` varies the rates and shortens the run through the keyword arguments."""
     delays = [f"{round((1 + 48 * i / (n - 1)) * 1e6)}ns" for i in range(n)]
-    tcp = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd": "4MiB", "sack": True}
     return ccsim.from_dict(
         {
             "simulation": {"duration": f"{duration_s}s", "warmup": f"{warmup_s}s", "seed": seed},
@@ -70,7 +74,7 @@ def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", du
                 "pairs": [{"delay": d} for d in delays],
             },
             "flows": [
-                {"pair": i, "transport": tcp, "cc": "newreno", "app": {"kind": "bulk"}, "start": "0s..3s"}
+                {"pair": i, "transport": TCP, "cc": "newreno", "app": {"kind": "bulk"}, "start": "0s..3s"}
                 for i in range(n)
             ],
             "trace": {"interval": "10ms", "queues": ["A->B"], "cwnd": False},

@@ -113,7 +113,7 @@ def run_process(argv: list[str]) -> tuple[dict, float, float, float]:
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
-            raise SystemExit(f"bench-ns3: {argv[0]} exited with {proc.returncode}")
+            raise SystemExit(f"{argv[0]} exited with {proc.returncode}")
         out.seek(0)
         raw = json.loads(out.read())
     return raw, wall, usage.ru_utime + usage.ru_stime, raw["peak_rss_bytes"] / 2**20
