@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,24 @@ def test_the_runner_passes_only_topologies_the_twin_accepts(run):
     source = (ROOT / "bench" / "htsim" / "run.py").read_text()
     (choices,) = re.findall(r'"--topology", choices=\[([^\]]*)\]', source)
     assert set(re.findall(r'"(\w+)"', choices)) == set(check)
+
+
+def test_without_a_source_directory_the_repository_is_cloned_and_its_commit_named(run, tmp_path, monkeypatch):
+    """The clone path of `make bench-htsim`, against a local stand-in for the repository (CI
+    has no network): the sim/ directory of the clone is used, and the version is its commit."""
+    upstream = tmp_path / "upstream"
+    (upstream / "sim").mkdir(parents=True)
+    for name in run.HTSIM_OBJECTS:
+        (upstream / "sim" / f"{name}.cpp").write_text("")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(upstream)]
+    subprocess.run(["git", "init", "-q", str(upstream)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "sources"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(run, "REPOSITORY", upstream.as_uri())
+    monkeypatch.setattr(run, "CLONE", tmp_path / "clone")
+    src, version = run.htsim_source(None)
+    assert src == (tmp_path / "clone" / "sim").resolve()
+    assert version == f"Broadcom/csg-htsim@{commit}"
+    # A second call reuses the clone.
+    assert run.htsim_source(None) == (src, version)
