@@ -38,8 +38,8 @@
 // - No timestamp option and no TCP/IP header: a data packet is MSS = 1500 bytes on the wire
 //   and carries 1500 bytes of sequence space, an ACK is 40 bytes. So there are as many
 //   1500-byte packets on the bottleneck as in ccsim, but each delivers 1500 bytes of goodput
-//   where ccsim's delivers 1448; `goodput_bps_as_1448_mss` rescales the aggregate by
-//   1448/1500 for comparison. (RTT samples are taken on every ACK from an echoed send time,
+//   where ccsim's delivers 1448 (bench/htsim/run.py rescales htsim's goodput by 1448/1500
+//   for comparison). (RTT samples are taken on every ACK from an echoed send time,
 //   retransmissions included.)
 // - Minimum RTO: tcp.cpp hard-codes a 250 ms floor (`if (_rto<timeFromSec(0.25))`), with
 //   RTO = SRTT + 4 RTTVAR (Jacobson, gains 1/8 and 1/4), an initial RTO of 3 s, doubling per
@@ -47,8 +47,8 @@
 //   default 1000; 250 keeps htsim's own) through a subclass of TcpSrc that re-applies it
 //   after each ACK (and re-arms a timer just armed with the lower value); it changes no
 //   htsim code.
-//   Timeouts are found by a TcpRtxTimerScanner that looks at every flow every `--scan-ms`
-//   (10 ms, as htsim's example), so a timeout fires up to one period late.
+//   Timeouts are found by a TcpRtxTimerScanner that looks at every flow every 10 ms (as
+//   htsim's example), so a timeout fires up to one period late.
 // - Handshake: TcpSrc starts with a 1-byte SYN and sends data when its ACK returns (one RTT
 //   later than ccsim, which starts established; like ns-3).
 // - Initial window 10 MSS (htsim's default). htsim's initial ssthresh is 100 MSS; the twin sets
@@ -71,27 +71,27 @@
 // htsim EventList executes (EventList::doNextEvent returning true, counted by this program's
 // own loop: link/queue completions, pipe deliveries, TCP starts and timeouts, the RTO
 // scanner, the queue sampler and the warm-up mark). Wall time covers that loop only.
-// Note: without SACK, receivers hold large out-of-order backlogs above unrepaired holes for
-// seconds (~18 000 packets summed over flows around 10 s at N = 90 in a check run), and they
-// drain after the warm-up, so the aggregate in-order goodput of [warm-up, end) can exceed the
-// 100 Mbit/s bottleneck (about 108 Mbit/s at N = 90, seed 1); over the whole run the bytes
-// delivered stay below the bytes the bottleneck carried.
+// Note: without SACK, receivers hold out-of-order backlogs above unrepaired holes for
+// seconds, and these drain after the warm-up, so the aggregate in-order goodput of
+// [warm-up, end) can exceed the 100 Mbit/s bottleneck (109 Mbit/s at N = 90, seed 1; 123
+// Mbit/s with --topology link).
 //
 // Output: one JSON line in the shape of the ns-3 twin's (wall_s, events, bottleneck_packets,
 // peak_rss_bytes, other_drops, results{seed, events, duration_s, warmup_s, flows, queues,
-// jain_index, bottleneck, utilization, traces}) plus `metrics` with the benchmark's figures.
+// jain_index, bottleneck, utilization, traces}), numbers and peak memory through
+// bench/twin_json.h as the ns-3 twins write them; run.py derives the benchmark's figures.
 //
-// Build (htsim's library uses its own -std=c++11 -O2; this file also compiles as C++11 but is
-// built as C++17; -O3 gives identical results):
-//   g++ -std=c++17 -O2 -I$HTSIM/sim dumbbell.cpp -o dumbbell -L$HTSIM/sim -lhtsim -Wl,--gc-sections
+// Build (run.py builds htsim with its own -std=c++11 -O2 and this file with -std=c++17 -O2;
+// -O3 for both gives the same output, about 2 % faster):
+//   g++ -std=c++17 -O2 -I$HTSIM/sim -Ibench dumbbell.cpp -o dumbbell -L$HTSIM/sim -lhtsim -Wl,--gc-sections
 // (--gc-sections because htsim's loggers.o, needed by every program, refers to protocol code
 // that a TCP-only build of the library leaves out.)
 // bench/htsim/run.py (`make bench-htsim`) builds it with -DHTSIM_VERSION naming the htsim
 // source it was built against, and runs it beside ccsim-bench.
-// Usage: dumbbell --flows 90 --seed 1 [--topology dumbbell] [--duration 30] [--warmup 10] [--min-rto-ms 1000]
-//        [--scan-ms 10] [--htsim-ssthresh] [--tcp-stats] [--no-traces] [--htsim-log]
-// htsim's own prints (a line per RTO on std::cout) are discarded, or go to stderr with
-// --htsim-log, so that stdout carries only the JSON line.
+// Usage: dumbbell --flows 90 --seed 1 [--topology dumbbell] [--duration 30] [--warmup 10]
+//        [--min-rto-ms 1000] [--htsim-ssthresh]
+// htsim's own prints (a line per RTO on std::cout) are discarded, so that stdout carries only
+// the JSON line.
 
 #include "config.h"
 #include "eventlist.h"
@@ -101,14 +101,11 @@
 #include "queue.h"
 #include "route.h"
 #include "tcp.h"
+#include "twin_json.h"
 
 #include <chrono>
-#include <cinttypes>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <iostream>
 #include <random>
@@ -123,7 +120,6 @@
 namespace {
 
 constexpr int kPacketBytes = 1500;       // data packet on the wire (htsim MSS)
-constexpr double kCompareMss = 1448.0;   // ccsim's payload per 1500-byte packet
 constexpr uint64_t kBottleneckBps = 100000000ULL;
 constexpr uint64_t kAccessBps = 1000000000ULL;
 
@@ -134,18 +130,13 @@ struct Options {
     double duration = 30.0;
     double warmup = 10.0;
     uint32_t min_rto_ms = 1000;  // BENCHMARK.md; 250 is htsim's own floor
-    uint32_t scan_ms = 10;
     bool htsim_ssthresh = false;
-    bool tcp_stats = false;
-    bool traces = true;
-    bool htsim_log = false;
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
     std::cerr << "dumbbell: " << msg << "\n"
               << "usage: dumbbell --flows N (>= 2) --seed S [--topology dumbbell|link] [--duration 30] [--warmup 10]\n"
-              << "       [--min-rto-ms 1000 (>= 250)] [--scan-ms 10] [--htsim-ssthresh] [--tcp-stats]\n"
-              << "       [--no-traces] [--htsim-log]\n";
+              << "       [--min-rto-ms 1000 (>= 250)] [--htsim-ssthresh]\n";
     std::exit(2);
 }
 
@@ -195,11 +186,7 @@ Options parse_args(int argc, char** argv) {
         else if (name == "duration") o.duration = parse_double(name, need());
         else if (name == "warmup") o.warmup = parse_double(name, need());
         else if (name == "min-rto-ms") o.min_rto_ms = (uint32_t)parse_uint(name, need(), 3600000);
-        else if (name == "scan-ms") o.scan_ms = (uint32_t)parse_uint(name, need(), 1000000);
         else if (name == "htsim-ssthresh") { flag(); o.htsim_ssthresh = true; }
-        else if (name == "tcp-stats") { flag(); o.tcp_stats = true; }
-        else if (name == "no-traces") { flag(); o.traces = false; }
-        else if (name == "htsim-log") { flag(); o.htsim_log = true; }
         else if (name == "help") {
             std::cout << "see the comment at the top of bench/htsim/dumbbell.cpp\n";
             std::exit(0);
@@ -209,38 +196,16 @@ Options parse_args(int argc, char** argv) {
     if (!(o.warmup >= 0) || !(o.duration > o.warmup)) usage_error("need 0 <= --warmup < --duration");
     if (o.duration > 1e6) usage_error("--duration too large");
     if (o.min_rto_ms < 250) usage_error("--min-rto-ms must be >= 250 (htsim's own floor)");
-    if (o.scan_ms == 0) usage_error("--scan-ms must be >= 1");
     return o;
 }
 
 // htsim prints to std::cout (a line per retransmission timeout, with std::endl). stdout must
-// carry only the JSON line, so htsim's output is discarded (or sent to stderr: --htsim-log).
+// carry only the JSON line, so htsim's output is discarded.
 class DiscardBuf : public std::streambuf {
 protected:
     int overflow(int c) override { return traits_type::not_eof(c); }
     std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
 };
-
-uint64_t peak_rss_bytes() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind("VmHWM:", 0) == 0) {
-            std::istringstream in(line.substr(6));
-            uint64_t kb = 0;
-            in >> kb;
-            return kb * 1024;
-        }
-    }
-    return 0;
-}
-
-std::string num(double x) {
-    if (!std::isfinite(x)) return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
-}
 
 // Counts what the bottleneck queue does, through htsim's QueueLogger hook (called by Queue on
 // enqueue, drop and end of service).
@@ -278,22 +243,10 @@ private:
     simtime_picosec _period;
 };
 
-// Per-flow TCP event counts (only with --tcp-stats: costs a virtual call per ACK).
-class FlowCounter : public TcpLogger {
-public:
-    void logTcp(TcpSrc&, TcpEvent ev) override {
-        if (ev == TCP_TIMEOUT) ++timeouts;
-        else if (ev == TCP_RCV_DUP_FASTXMIT) ++fast_recoveries;
-        else if (ev == TCP_RCV_FR) ++partial_ack_resends;
-    }
-    uint64_t timeouts = 0, fast_recoveries = 0, partial_ack_resends = 0;
-};
-
 // TcpSrc with a higher RTO floor than htsim's built-in 250 ms (--min-rto-ms above 250).
 class FlooredTcpSrc : public TcpSrc {
 public:
-    FlooredTcpSrc(TcpLogger* logger, EventList& ev, simtime_picosec floor)
-        : TcpSrc(logger, nullptr, ev), _floor(floor) {}
+    FlooredTcpSrc(EventList& ev, simtime_picosec floor) : TcpSrc(nullptr, nullptr, ev), _floor(floor) {}
     void receivePacket(Packet& pkt) override {
         TcpSrc::receivePacket(pkt);
         if (_rto < _floor) {
@@ -310,10 +263,8 @@ private:
 struct Flow {
     TcpSrc* src = nullptr;
     TcpSink* sink = nullptr;
-    FlowCounter* counter = nullptr;
     double start_s = 0, delay_ms = 0;
     uint64_t acked_at_warmup = 0, sent_at_warmup = 0, fr_at_warmup = 0;
-    uint64_t timeouts_at_warmup = 0, frc_at_warmup = 0, partial_at_warmup = 0;
 };
 
 struct WarmupState {
@@ -333,11 +284,6 @@ public:
             f.acked_at_warmup = f.sink->_cumulative_ack;
             f.sent_at_warmup = f.src->_packets_sent;
             f.fr_at_warmup = f.src->_drops;
-            if (f.counter) {
-                f.timeouts_at_warmup = f.counter->timeouts;
-                f.frc_at_warmup = f.counter->fast_recoveries;
-                f.partial_at_warmup = f.counter->partial_ack_resends;
-            }
         }
         _st.accepted = _mon.accepted;
         _st.dropped = _mon.dropped;
@@ -355,7 +301,7 @@ int main(int argc, char** argv) {
     const Options opt = parse_args(argc, argv);
     const uint32_t n = opt.flows;
     DiscardBuf discard;
-    std::streambuf* const stdout_buf = std::cout.rdbuf(opt.htsim_log ? std::cerr.rdbuf() : &discard);
+    std::streambuf* const stdout_buf = std::cout.rdbuf(&discard);
 
     EventList eventlist;
     EventList::setEndtime(timeFromSec(opt.duration));  // events at or after the end are never queued
@@ -368,11 +314,17 @@ int main(int argc, char** argv) {
     Queue ba_queue(kBottleneckBps, mem_b(1000) * kPacketBytes, eventlist, nullptr);
     Pipe ba_pipe(timeFromMs(2), eventlist);
 
-    TcpRtxTimerScanner rtx_scanner(timeFromMs(int(opt.scan_ms)), eventlist);
+    TcpRtxTimerScanner rtx_scanner(timeFromMs(10), eventlist);
 
     std::mt19937_64 rng(opt.seed);
     std::uniform_real_distribution<double> start_dist(0.0, 3.0);
 
+    // htsim's Route is not a container with an initializer-list constructor.
+    auto route = [](std::initializer_list<PacketSink*> hops) {
+        auto* r = new route_t();
+        for (PacketSink* hop : hops) r->push_back(hop);
+        return r;
+    };
     std::vector<Flow> flows(n);
     std::vector<Queue*> other_queues;
     const mem_b access_limit = mem_b(1000) * kPacketBytes;
@@ -380,22 +332,15 @@ int main(int argc, char** argv) {
         Flow& f = flows[i];
         f.delay_ms = opt.access_links ? 1.0 + 48.0 * i / (n - 1) : 0.0;
 
-        if (opt.tcp_stats) f.counter = new FlowCounter();
         if (opt.min_rto_ms > 250)
-            f.src = new FlooredTcpSrc(f.counter, eventlist, timeFromMs(int(opt.min_rto_ms)));
+            f.src = new FlooredTcpSrc(eventlist, timeFromMs(int(opt.min_rto_ms)));
         else
-            f.src = new TcpSrc(f.counter, nullptr, eventlist);
+            f.src = new TcpSrc(nullptr, nullptr, eventlist);
         f.sink = new TcpSink();
         f.src->_maxcwnd = 4u << 20;  // the 4 MiB window
         if (!opt.htsim_ssthresh) f.src->set_ssthresh(0xffffffffu);
         rtx_scanner.registerTcp(*f.src);
 
-        // htsim's Route is not a container with an initializer-list constructor.
-        auto route = [](std::initializer_list<PacketSink*> hops) {
-            auto* r = new route_t();
-            for (PacketSink* hop : hops) r->push_back(hop);
-            return r;
-        };
         route_t *out, *back;
         if (opt.access_links) {
             // Integer nanoseconds, as the ccsim driver and the ns-3 twin round them.
@@ -426,7 +371,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     while (EventList::doNextEvent()) ++events;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const uint64_t rss = peak_rss_bytes();
+    const uint64_t rss = twin::PeakRssBytes();
     std::cout.rdbuf(stdout_buf);
 
     const double window = opt.duration - opt.warmup;
@@ -439,20 +384,13 @@ int main(int argc, char** argv) {
     }
     const double jain = sum_sq > 0 ? sum * sum / (n * sum_sq) : NAN;
 
-    double q_sum = 0, q_sq = 0;
-    size_t q_n = 0;
-    for (size_t k = 0; k < sampler.times.size(); ++k) {
-        if (sampler.times[k] >= opt.warmup) {
-            q_sum += sampler.lens[k];
-            q_sq += sampler.lens[k] * sampler.lens[k];
-            ++q_n;
-        }
-    }
-    const double q_mean = q_n ? q_sum / q_n : NAN;
-    double q_var = 0;
+    std::vector<double> kept;  // the queue samples from the warm-up on
     for (size_t k = 0; k < sampler.times.size(); ++k)
-        if (sampler.times[k] >= opt.warmup) q_var += (sampler.lens[k] - q_mean) * (sampler.lens[k] - q_mean);
-    const double q_sd = q_n ? std::sqrt(q_var / q_n) : NAN;
+        if (sampler.times[k] >= opt.warmup) kept.push_back(sampler.lens[k]);
+    double q_mean = 0, q_var = 0;
+    for (double x : kept) q_mean += x / kept.size();
+    for (double x : kept) q_var += (x - q_mean) * (x - q_mean) / kept.size();
+    const double q_sd = std::sqrt(q_var);
 
     const uint64_t arrivals = (monitor.accepted - at_warmup.accepted) + (monitor.dropped - at_warmup.dropped);
     const uint64_t drops = monitor.dropped - at_warmup.dropped;
@@ -464,46 +402,34 @@ int main(int argc, char** argv) {
 
     std::ostringstream o;
     o << "{\"simulator\":\"htsim " HTSIM_VERSION "\""
-      << ",\"wall_s\":" << num(wall) << ",\"events\":" << events
+      << ",\"wall_s\":" << twin::Num(wall) << ",\"events\":" << events
       << ",\"bottleneck_packets\":" << monitor.sent << ",\"peak_rss_bytes\":" << rss
       << ",\"other_drops\":" << other_drops
       << ",\"options\":{\"topology\":\"" << (opt.access_links ? "dumbbell" : "link") << "\""
       << ",\"min_rto_ms\":" << opt.min_rto_ms
-      << ",\"rto_scan_ms\":" << opt.scan_ms << ",\"initial_ssthresh\":\""
+      << ",\"rto_scan_ms\":10,\"initial_ssthresh\":\""
       << (opt.htsim_ssthresh ? "htsim 100 MSS" : "unbounded") << "\"}"
-      << ",\"metrics\":{\"goodput_bps\":" << num(sum)
-      << ",\"goodput_bps_as_1448_mss\":" << num(sum * kCompareMss / kPacketBytes)
-      << ",\"jain_index\":" << num(jain) << ",\"queue_mean_pkts\":" << num(q_mean)
-      << ",\"queue_sd_pkts\":" << num(q_sd) << ",\"drop_ratio\":" << num(drop_ratio)
-      << ",\"bottleneck_pkts_per_wall_s\":" << num(monitor.sent / wall)
-      << ",\"events_per_wall_s\":" << num(events / wall)
-      << ",\"events_per_bottleneck_packet\":" << num(monitor.sent ? double(events) / monitor.sent : NAN) << "}"
       << ",\"results\":{\"seed\":" << opt.seed << ",\"events\":" << events
-      << ",\"duration_s\":" << num(opt.duration) << ",\"warmup_s\":" << num(opt.warmup) << ",\"flows\":[";
+      << ",\"duration_s\":" << twin::Num(opt.duration) << ",\"warmup_s\":" << twin::Num(opt.warmup) << ",\"flows\":[";
     for (uint32_t i = 0; i < n; ++i) {
         const Flow& f = flows[i];
-        o << (i ? "," : "") << "{\"id\":" << i << ",\"start_s\":" << num(f.start_s)
-          << ",\"access_delay_ms\":" << num(f.delay_ms)
+        o << (i ? "," : "") << "{\"id\":" << i << ",\"start_s\":" << twin::Num(f.start_s)
+          << ",\"access_delay_ms\":" << twin::Num(f.delay_ms)
           << ",\"bytes_delivered\":" << (f.sink->_cumulative_ack - f.acked_at_warmup)
-          << ",\"goodput_bps\":" << num(goodput[i])
+          << ",\"goodput_bps\":" << twin::Num(goodput[i])
           << ",\"packets_sent\":" << (f.src->_packets_sent - f.sent_at_warmup) / kPacketBytes
           << ",\"fast_recoveries\":" << (uint64_t(f.src->_drops) - f.fr_at_warmup);
-        if (f.counter)
-            o << ",\"timeouts\":" << (f.counter->timeouts - f.timeouts_at_warmup)
-              << ",\"partial_ack_resends\":" << (f.counter->partial_ack_resends - f.partial_at_warmup);
-        o << ",\"final_cwnd_bytes\":" << f.src->_cwnd << ",\"final_rto_s\":" << num(timeAsSec(f.src->_rto)) << "}";
+        o << ",\"final_cwnd_bytes\":" << f.src->_cwnd << ",\"final_rto_s\":" << twin::Num(timeAsSec(f.src->_rto)) << "}";
     }
     o << "],\"queues\":[{\"name\":\"A->B\",\"kind\":\"droptail\",\"arrivals\":" << arrivals
-      << ",\"drops\":" << drops << ",\"drop_ratio\":" << num(drop_ratio)
-      << ",\"mean_len_pkts\":" << num(q_mean) << ",\"sd_len_pkts\":" << num(q_sd)
-      << ",\"utilization\":" << num(utilization) << "}]"
-      << ",\"jain_index\":" << num(jain) << ",\"bottleneck\":\"A->B\",\"utilization\":" << num(utilization)
+      << ",\"drops\":" << drops << ",\"drop_ratio\":" << twin::Num(drop_ratio)
+      << ",\"mean_len_pkts\":" << twin::Num(q_mean) << ",\"sd_len_pkts\":" << twin::Num(q_sd)
+      << ",\"utilization\":" << twin::Num(utilization) << "}]"
+      << ",\"jain_index\":" << twin::Num(jain) << ",\"bottleneck\":\"A->B\",\"utilization\":" << twin::Num(utilization)
       << ",\"traces\":{\"time_s\":[";
-    if (opt.traces)
-        for (size_t k = 0; k < sampler.times.size(); ++k) o << (k ? "," : "") << num(sampler.times[k]);
+    for (size_t k = 0; k < sampler.times.size(); ++k) o << (k ? "," : "") << twin::Num(sampler.times[k]);
     o << "],\"queue.A->B.len_pkts\":[";
-    if (opt.traces)
-        for (size_t k = 0; k < sampler.lens.size(); ++k) o << (k ? "," : "") << num(sampler.lens[k]);
+    for (size_t k = 0; k < sampler.lens.size(); ++k) o << (k ? "," : "") << twin::Num(sampler.lens[k]);
     o << "]}}}";
     std::cout << o.str() << std::endl;
     return 0;

@@ -48,6 +48,7 @@ ROOT = HERE.parent.parent
 BUILD = HERE / ".build"
 CLONE = HERE / ".src"
 TWIN = HERE / "dumbbell.cpp"
+TWIN_JSON = HERE.parent / "twin_json.h"  # numbers and peak memory, as the ns-3 twins write them
 REPOSITORY = "https://github.com/Broadcom/csg-htsim.git"
 CCSIM_BENCH = ROOT / "target" / "release" / "ccsim-bench"
 
@@ -100,10 +101,10 @@ def compile_twin(src: Path, version: str) -> Path:
     from the same sources with the same commands."""
     sources = [src / f"{o}.cpp" for o in HTSIM_OBJECTS]
     headers = sorted(src.glob("*.h"))
-    twin_cmd = ["g++", *TWIN_CFLAGS, f"-DHTSIM_VERSION={json.dumps(version)}", f"-I{src}", str(TWIN),
+    twin_cmd = ["g++", *TWIN_CFLAGS, f"-DHTSIM_VERSION={json.dumps(version)}", f"-I{src}", f"-I{TWIN_JSON.parent}", str(TWIN),
                 "-o", str(BUILD / "dumbbell"), f"-L{BUILD}", "-lhtsim", "-Wl,--gc-sections"]
     key = hashlib.sha256()
-    for path in [*sources, *headers, TWIN]:
+    for path in [*sources, *headers, TWIN, TWIN_JSON]:
         key.update(path.name.encode() + path.read_bytes())
     key.update(json.dumps([HTSIM_CFLAGS, twin_cmd]).encode())
     binary, stamp = BUILD / "dumbbell", BUILD / "dumbbell.key"

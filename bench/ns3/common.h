@@ -1,16 +1,16 @@
 // What the ns-3 programs of bench/ns3 (dumbbell.cc, datacenter.cc) share: TCP configured as
 // ccsim's scenarios state it, the static routes of a dumbbell addressed 10.1/16 (left hosts),
-// 10.2/16 (right hosts) and 10.3/16 (between the routers), the check of an option's choices
-// and numbers in JSON.
+// 10.2/16 (right hosts) and 10.3/16 (between the routers) and the check of an option's
+// choices; numbers in JSON and the peak memory come from bench/twin_json.h.
 // run.py compiles each program with this header and rebuilds both when it changes.
 
 #pragma once
 
+#include "twin_json.h"
+
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 
-#include <cmath>
-#include <cstdio>
 #include <initializer_list>
 #include <iostream>
 #include <string>
@@ -87,20 +87,6 @@ OneOf(const char* program, const char* option, const std::string& value, std::in
     }
     std::cerr << ", not '" << value << "'\n";
     return false;
-}
-
-// A number for JSON: 17 significant digits (it reads back as the same double), null when not
-// finite.
-inline std::string
-Num(double x)
-{
-    if (!std::isfinite(x))
-    {
-        return "null";
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", x);
-    return buf;
 }
 
 } // namespace twin

@@ -116,24 +116,6 @@ uint64_t g_ipTx = 0, g_macTx = 0, g_ipDrop = 0;
 const Ipv4Mask g_slash16("255.255.0.0");
 const Ipv4Address g_receiverNet("10.2.0.0");
 
-uint64_t
-PeakRssBytes()
-{
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-    {
-        if (line.rfind("VmHWM:", 0) == 0)
-        {
-            std::istringstream in(line.substr(6));
-            uint64_t kb = 0;
-            in >> kb;
-            return kb * 1024;
-        }
-    }
-    return 0;
-}
-
 // Bytes the queue has handed to the device so far (accepted minus still queued).
 uint64_t
 DequeuedBytes(Ptr<Queue<Packet>> q)
@@ -476,7 +458,7 @@ main(int argc, char* argv[])
     std::ostringstream o;
     o << "{\"simulator\":\"ns-3 " << "3.44" << "\",\"wall_s\":" << Num(wall)
       << ",\"events\":" << events << ",\"bottleneck_packets\":" << bottleneckPackets
-      << ",\"peak_rss_bytes\":" << PeakRssBytes() << ",\"other_drops\":" << otherDrops
+      << ",\"peak_rss_bytes\":" << twin::PeakRssBytes() << ",\"other_drops\":" << otherDrops
       << ",\"results\":{\"seed\":" << seed << ",\"events\":" << events
       << ",\"duration_s\":" << Num(duration) << ",\"warmup_s\":" << Num(warmup) << ",\"flows\":[";
     for (uint32_t i = 0; i < nFlows; ++i)

@@ -40,6 +40,8 @@ VENV = HERE / ".venv"
 BUILD = HERE / ".build"
 SOURCE = HERE / "dumbbell.cc"
 COMMON = HERE / "common.h"
+# Numbers in JSON and peak memory, shared with bench/htsim/dumbbell.cpp.
+TWIN_JSON = HERE.parent / "twin_json.h"
 CCSIM_BENCH = ROOT / "target" / "release" / "ccsim-bench"
 NS3_PACKAGE = "ns3==3.44.post0"
 NS3_LIBS = ["applications", "internet", "point-to-point", "traffic-control", "bridge", "network", "core"]
@@ -71,9 +73,9 @@ def ns3_prefix() -> Path:
 
 
 def compile_twin(source: Path = SOURCE) -> Path:
-    """Compile `source` (a program of this directory, which includes `common.h`) against the
-    package into `.build/`, unless the binary there was built from the same source and header
-    with the same command."""
+    """Compile `source` (a program of this directory, which includes `common.h` and through it
+    `bench/twin_json.h`) against the package into `.build/`, unless the binary there was built
+    from the same source and headers with the same command."""
     source = source.resolve()  # the key holds the command: one path per program
     binary = BUILD / source.stem
     prefix = ns3_prefix()
@@ -85,10 +87,12 @@ def compile_twin(source: Path = SOURCE) -> Path:
     # The package was built with these (lib64/cmake/ns3/ns3Targets.cmake); headers must agree.
     defines = ["-DNS3_BUILD_PROFILE_RELEASE", "-DNS3_LOG_ENABLE", "-DNS3_ASSERT_ENABLE"]
     cmd = (
-        ["g++", "-O2", "-std=c++20", *defines, f"-I{inc}", str(source), "-o", str(binary), f"-L{lib}", f"-Wl,-rpath,{lib}"]
+        ["g++", "-O2", "-std=c++20", *defines, f"-I{inc}", f"-I{TWIN_JSON.parent}", str(source), "-o", str(binary)]
+        + [f"-L{lib}", f"-Wl,-rpath,{lib}"]
         + [f"-l{tag}-{m}" for m in NS3_LIBS]
     )
-    key = hashlib.sha256(source.read_bytes() + COMMON.read_bytes() + json.dumps(cmd).encode()).hexdigest()
+    headers = COMMON.read_bytes() + TWIN_JSON.read_bytes()
+    key = hashlib.sha256(source.read_bytes() + headers + json.dumps(cmd).encode()).hexdigest()
     stamp = BUILD / f"{source.stem}.key"
     if binary.exists() and stamp.exists() and stamp.read_text() == key:
         return binary
