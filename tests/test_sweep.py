@@ -242,8 +242,9 @@ def test_resume_after_a_kill_runs_the_rest_once(sweep_dir: Path) -> None:
 
 
 def test_sigterm_keeps_every_finished_run(sweep_dir: Path) -> None:
-    # Slower runs (a 20 s run of two flows, ~0.1-0.2 s each) on one process, stopped midway.
-    text = SWEEP.replace('"1.5s"', '"20s"')
+    # Slower runs (1 000 s of two flows, ~0.2 s each) on one process, stopped after 3 of 12: at
+    # 20 s a run took ~10 ms and a loaded machine's poll could miss the rest of the sweep.
+    text = SWEEP.replace('"1.5s"', '"1000s"')
     path = write_sweep(sweep_dir, text)
     out = sweep_dir / "out"
     runs = out / "runs"
