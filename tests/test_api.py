@@ -230,3 +230,26 @@ def test_message_log_matches_the_flow_counters() -> None:
     assert len(result.messages) == 0
     assert (result.flows.messages_pending == 1).all()
     assert (result.flows.messages_received == 0).all()
+
+
+def test_result_keeps_the_logs_once_and_gives_them_back_whole() -> None:
+    """``Result.raw`` holds no log (they are the DataFrames); ``engine_results`` rebuilds the
+    engine's JSON from them: against the engine's own JSON, every log gives the same table."""
+    path = str(SCENARIOS / "examples" / "ncs_dumbbell.toml")
+    scenario = ccsim.load(path, ["trace.events=true", "trace.messages=true", "trace.rtt=true",
+                                 "simulation.duration=4s", "simulation.warmup=1s"])
+    result = ccsim.run(scenario, seed=5)
+    assert not set(api.LOGS) & set(result.raw)
+    sim = _core.Simulation(json.dumps(result.config))
+    api._drive(sim, False)
+    engine = json.loads(sim.results_json())
+    rebuilt = result.engine_results()
+    assert {k: v for k, v in rebuilt.items() if k not in api.LOGS} == {k: v for k, v in engine.items() if k not in api.LOGS}
+    for key in api.LOGS:
+        assert engine.get(key), f"the scenario should log {key}"
+        expected, got = pd.DataFrame(engine[key]), pd.DataFrame(rebuilt[key])
+        pd.testing.assert_frame_equal(got[sorted(got.columns)], expected[sorted(expected.columns)])
+    # Read back, the rebuilt results give the same Result.
+    again = api.Result(rebuilt, result.config, 0.0)
+    for name in ("flows", "queues", "traces", "queue_events", "messages", "rtt_samples", "control", "control_traces"):
+        pd.testing.assert_frame_equal(getattr(again, name), getattr(result, name))

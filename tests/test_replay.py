@@ -90,7 +90,7 @@ def test_the_replay_file_reproduces_the_run(write_toml, tmp_path: Path, failing,
     replay_file.write_text(json.dumps(record))
     replayed = ccsim.replay(replay_file)
     direct = ccsim.run(path, seed=9)
-    assert replayed.raw == direct.raw
+    assert replayed.raw == direct.raw and replayed.traces.equals(direct.traces)
     assert replayed.seed == 9 and replayed.events > 0
 
 

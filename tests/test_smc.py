@@ -253,10 +253,11 @@ def test_running_itae_ends_at_the_engines_itae_sum(write_toml) -> None:
     query = smc.parse_query(f"Pr[<=3](<> ncs.itae >= {itae_sum * (1 - 1e-9)!r})")
     model = ccsim.load(path)
     _, plan = smc._prepare(model, query, 3, None)
-    holds, when = smc.judge(result.raw, plan)
+    raw = result.engine_results()
+    holds, when = smc.judge(raw, plan)
     assert holds and when == pytest.approx(float(result.control_traces["time_s"].iloc[-1]))
     below = smc.parse_query(f"Pr[<=3](<> ncs.itae > {itae_sum * (1 + 1e-9)!r})")
-    assert smc.judge(result.raw, smc._prepare(model, below, 3, None)[1]) == (False, None)
+    assert smc.judge(raw, smc._prepare(model, below, 3, None)[1]) == (False, None)
 
 
 # --- estimation and testing on analytic cases ------------------------------------------------------

@@ -9,8 +9,8 @@ htsim is not on a package registry. `--src DIR` names its `sim/` directory (from
 Broadcom/csg-htsim); without it, the repository is cloned into `bench/htsim/.src` (needs
 network access to github.com) and the commit it got is printed with the results. The part of
 htsim a TCP dumbbell needs (`HTSIM_OBJECTS`) is compiled with htsim's own flags into
-`bench/htsim/.build/`, and the twin with g++ -O2; both are rebuilt when a source or a flag
-changes.
+`bench/htsim/.build/`, and the twin with g++ -O2; each is rebuilt when its own sources or flags
+change (a change to the twin alone leaves htsim's objects as they are).
 
 The two programs run alternately, one process at a time, each first in every other round
 (this machine's speed drifts by tens of percent within minutes, so rates are compared round
@@ -97,19 +97,40 @@ def htsim_source(src: Path | None) -> tuple[Path, str]:
 
 
 def compile_twin(src: Path, version: str) -> Path:
-    """Build htsim's objects and the twin into `.build/`, unless the binary there was built
-    from the same sources with the same commands."""
+    """Build htsim's objects into `.build/libhtsim.a` and the twin into `.build/dumbbell`, each
+    unless it was built from the same sources with the same commands."""
     sources = [src / f"{o}.cpp" for o in HTSIM_OBJECTS]
     headers = sorted(src.glob("*.h"))
     twin_cmd = ["g++", *TWIN_CFLAGS, f"-DHTSIM_VERSION={json.dumps(version)}", f"-I{src}", f"-I{TWIN_JSON.parent}", str(TWIN),
                 "-o", str(BUILD / "dumbbell"), f"-L{BUILD}", "-lhtsim", "-Wl,--gc-sections"]
-    key = hashlib.sha256()
-    for path in [*sources, *headers, TWIN, TWIN_JSON]:
-        key.update(path.name.encode() + path.read_bytes())
-    key.update(json.dumps([HTSIM_CFLAGS, twin_cmd]).encode())
-    binary, stamp = BUILD / "dumbbell", BUILD / "dumbbell.key"
-    if binary.exists() and stamp.exists() and stamp.read_text() == key.hexdigest():
-        return binary
+
+    def key(paths: list[Path], commands: list) -> str:
+        digest = hashlib.sha256()
+        for path in paths:
+            digest.update(path.name.encode() + path.read_bytes())
+        digest.update(json.dumps(commands).encode())
+        return digest.hexdigest()
+
+    def fresh(target: Path, stamp: Path, want: str) -> bool:
+        return target.exists() and stamp.exists() and stamp.read_text() == want
+
+    BUILD.mkdir(exist_ok=True)
+    library, library_key = BUILD / "libhtsim.a", key([*sources, *headers], [HTSIM_CFLAGS])
+    if not fresh(library, BUILD / "libhtsim.key", library_key):
+        log(f"compiling {len(sources)} files of htsim (about a minute)")
+        objects = []
+        for source in sources:
+            objects.append(BUILD / f"{source.stem}.o")
+            subprocess.run(["g++", *HTSIM_CFLAGS, "-c", "-o", str(objects[-1]), str(source)], check=True)
+        library.unlink(missing_ok=True)
+        subprocess.run(["ar", "-rcs", str(library), *map(str, objects)], check=True)
+        (BUILD / "libhtsim.key").write_text(library_key)
+    binary, twin_key = BUILD / "dumbbell", key([TWIN, TWIN_JSON], [library_key, twin_cmd])
+    if not fresh(binary, BUILD / "dumbbell.key", twin_key):
+        log(f"compiling {TWIN.name}")
+        subprocess.run(twin_cmd, check=True)
+        (BUILD / "dumbbell.key").write_text(twin_key)
+    return binary
     BUILD.mkdir(exist_ok=True)
     log(f"compiling {len(sources)} files of htsim and {TWIN.name} (about a minute)")
     objects = []

@@ -129,7 +129,7 @@ def _execute(run: Run) -> tuple[dict[str, Any], dict[str, Any], float]:
     import ccsim
 
     result = ccsim.run(ccsim.from_dict(dict(run.scenario)), seed=run.seed)
-    return result.raw, result.config, result.wall_time_s
+    return result.engine_results(), result.config, result.wall_time_s
 
 
 @functools.lru_cache(maxsize=1)
