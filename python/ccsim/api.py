@@ -96,7 +96,7 @@ class Result:
         """The engine's results as parsed from its JSON, except the logs (``LOGS``), which are
         kept once, as the DataFrames below: as parsed, lists of Python floats, they took twice
         the memory of all the rest, DataFrames included, and an analysis over many runs held them
-        (`ccsim reproduce ecn-codel`: 1 185 MiB with them, 381 MiB without)."""
+        (`ccsim reproduce ecn-codel`: 1 185 MiB with them, 385 MiB without)."""
         self.config = dict(config)
         """The core configuration that was run."""
         self.wall_time_s = wall_time_s
