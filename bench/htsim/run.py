@@ -131,17 +131,6 @@ def compile_twin(src: Path, version: str) -> Path:
         subprocess.run(twin_cmd, check=True)
         (BUILD / "dumbbell.key").write_text(twin_key)
     return binary
-    BUILD.mkdir(exist_ok=True)
-    log(f"compiling {len(sources)} files of htsim and {TWIN.name} (about a minute)")
-    objects = []
-    for source in sources:
-        objects.append(BUILD / f"{source.stem}.o")
-        subprocess.run(["g++", *HTSIM_CFLAGS, "-c", "-o", str(objects[-1]), str(source)], check=True)
-    (BUILD / "libhtsim.a").unlink(missing_ok=True)
-    subprocess.run(["ar", "-rcs", str(BUILD / "libhtsim.a"), *map(str, objects)], check=True)
-    subprocess.run(twin_cmd, check=True)
-    stamp.write_text(key.hexdigest())
-    return binary
 
 
 def link_config(n: int, seed: int) -> dict:

@@ -94,9 +94,10 @@ class Result:
     def __init__(self, raw: Mapping[str, Any], config: Mapping[str, Any], wall_time_s: float) -> None:
         self.raw = {key: value for key, value in raw.items() if key not in LOGS}
         """The engine's results as parsed from its JSON, except the logs (``LOGS``), which are
-        kept once, as the DataFrames below: as parsed, lists of Python floats, they took twice
-        the memory of all the rest, DataFrames included, and an analysis over many runs held them
-        (`ccsim reproduce ecn-codel`: 1 185 MiB with them, 385 MiB without)."""
+        kept once, as the DataFrames below (``engine_results`` gives them back in JSON's form).
+        Parsed, they are lists of Python floats, which took twice the memory of everything else,
+        DataFrames included, in an analysis holding many runs (`ccsim reproduce ecn-codel`:
+        1 185 MiB with them, 385 MiB without)."""
         self.config = dict(config)
         """The core configuration that was run."""
         self.wall_time_s = wall_time_s
@@ -188,9 +189,8 @@ class Result:
         """The engine's results with their logs: ``raw`` plus each log of ``LOGS`` that the run
         has, rebuilt from its DataFrame as lists by column (``Result`` reads either form)."""
         out = dict(self.raw)
-        logs = {"traces": self.traces, "queue_events": self.queue_events, "messages": self.messages,
-                "rtt_samples": self.rtt_samples, "control_traces": self.control_traces}
-        for key, frame in logs.items():
+        for key in LOGS:  # each log is the DataFrame attribute of the same name
+            frame = getattr(self, key)
             if frame is not None:
                 out[key] = frame.to_dict("list")
         return out
