@@ -1,4 +1,4 @@
-"""`make bench`: the benchmark dumbbell of shared/specs/BENCHMARK.md, run by the engine alone.
+"""`make bench`: the benchmark dumbbell (docs/performance.md, "Method"), run by the engine alone.
 
 Each measurement is a fresh process of the release binary `ccsim-bench` (so peak RSS is the
 run's own), fed the core configuration that the Python front compiles from the scenario
@@ -57,7 +57,7 @@ TCP = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd"
 
 def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", duration_s: float = 30,
              warmup_s: float = 10) -> ccsim.Scenario:
-    """BENCHMARK.md: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
+    """The benchmark dumbbell: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
     access links whose one-way delay d_i = 1 + 48 i / (N - 1) ms gives base RTTs of 8..200 ms,
     NewReno+SACK bulk flows (1448 B MSS with timestamps: 1500 B packets), delayed ACKs every
     second segment, minimum RTO 1 s, 4 MiB windows, starts uniform in [0, 3) s, 30 s with

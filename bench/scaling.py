@@ -1,6 +1,6 @@
 """`make bench-scaling`: how the engine's speed scales with the number of flows and the link rate.
 
-The benchmark dumbbell of shared/specs/BENCHMARK.md (bench/bench.py), varied along two axes:
+The benchmark dumbbell (docs/performance.md, bench/bench.py), varied along two axes:
 flows N = 9, 90, 900, 9000 at the 100 Mbit/s bottleneck, and bottleneck rates 10 Mbit/s ..
 10 Gbit/s at 90 flows (access links at 10x the bottleneck rate, at least 1 Gbit/s). Runs are
 shorter than the benchmark's 30 s (default 10 s, statistics from 3 s) so the whole table takes

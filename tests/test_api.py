@@ -19,15 +19,15 @@ SHORT = ["simulation.duration=6s", "simulation.warmup=1s"]
 
 # Columns of results.rs (FlowResult, QueueResult): the DataFrames carry all of them.
 FLOW_COLUMNS = {
-    "id", "name", "group", "src", "dst", "transport", "cc", "app", "start_s", "bytes_delivered", "goodput_bps",
-    "packets_sent", "packets_received", "retransmissions", "timeouts", "fast_recoveries", "ecn_reductions",
+    "id", "name", "group", "src", "dst", "transport", "cc", "app", "start_s", "bytes_delivered", "bytes_received",
+    "goodput_bps", "packets_sent", "packets_received", "retransmissions", "timeouts", "fast_recoveries", "ecn_reductions",
     "queue_drops", "link_losses", "rtt_samples", "rtt_min_s", "rtt_mean_s", "rtt_max_s", "delay_mean_s",
     "delay_max_s", "messages_generated", "messages_lost_at_sender", "final_cwnd_bytes",
 }
 QUEUE_COLUMNS = {
     "name", "kind", "from", "to", "rate_bps", "arrivals", "departures", "drops", "marks", "drop_ratio",
     "mean_len_pkts", "sd_len_pkts", "mean_len_bytes", "sd_len_bytes", "max_len_pkts", "mean_sojourn_s",
-    "max_sojourn_s", "p50_sojourn_s", "p99_sojourn_s", "tx_bytes", "utilization", "link_losses",
+    "mean_drop_sojourn_s", "max_sojourn_s", "p50_sojourn_s", "p99_sojourn_s", "tx_bytes", "utilization", "link_losses",
 }
 
 

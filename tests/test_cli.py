@@ -153,6 +153,45 @@ def test_run_prints_a_summary_and_writes_every_output(tmp_path: Path) -> None:
     assert (out / "queue_length.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+HOST_QUEUE_OVERFLOWS = """
+[simulation]
+duration = "3s"
+
+[topology]
+kind = "explicit"
+nodes = [ { name = "h1", kind = "host" }, { name = "r", kind = "router" }, { name = "h2", kind = "host" } ]
+links = [
+  { a = "h1", b = "r", rate = "100Mbps", delay = "1ms" },
+  { a = "r", b = "h2", rate = "10Mbps", delay = "5ms", loss = 0.05, reverse = { rate = "1Mbps", queue = { kind = "droptail", limit = "20p" } } },
+]
+
+[[flows]]
+src = "h1"
+dst = "h2"
+transport = "udp"
+app = { kind = "cbr", rate = "5Mbps" }
+
+[[flows]]
+src = "h2"
+dst = "h1"
+transport = "udp"
+app = { kind = "cbr", rate = "2Mbps" }
+"""
+
+
+def test_the_summary_shows_a_host_queue_that_drops(write_toml) -> None:
+    proc = run_cli("run", str(write_toml(HOST_QUEUE_OVERFLOWS)))
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines() if line.count("│") > 8}
+    # h2's own access queue gets 2 Mbit/s for a 1 Mbit/s link: it drops about half.
+    assert "h2->r" in rows, proc.stdout
+    drop_percent = float(rows["h2->r"].split("│")[9])
+    assert 40 < drop_percent < 60
+    # The router's queues held at most the packet in service and are summed up below.
+    assert "r->h2" not in rows and "r->h1" not in rows
+    assert "other queues never held more than one packet" in proc.stdout
+
+
 def test_quiet_prints_nothing() -> None:
     proc = run_cli("run", FLAGSHIP, *SHORT, "--quiet")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")

@@ -1,7 +1,8 @@
-"""``ccsim compare``: the statistics against scipy/statsmodels, the objective grammar, the
-Piotrowska access link at heavy load (PIE above DropTail for latency, with the delays that
-say why), an impossible constraint, resuming after an interruption, and the report in a real
-headless browser with the network off."""
+"""``ccsim compare``: the statistics against closed forms and statsmodels, intervals within each
+metric's range, tiers that follow the ranks, what the verdict says with few seeds, the objective
+grammar, the Piotrowska access link at heavy load (PIE above DropTail for latency, with the
+delays that say why), an impossible constraint, resuming after an interruption, and the report
+in a real headless browser with the network off."""
 
 from __future__ import annotations
 
@@ -31,23 +32,55 @@ HEAVY = ["--set", "flows.count=100", "--set", "simulation.duration=8s", "--set",
 
 # --- statistics against independent references ---------------------------------------------------
 
+# Student's t in closed form for 1 and 2 degrees of freedom (Cauchy; F(t) = 1/2 + t / (2 sqrt(2 + t^2))):
+# two-sided tail probabilities and the 0.975 quantiles, independent of any library.
+T975 = {1: math.tan(0.475 * math.pi), 2: 0.95 * math.sqrt(2.0 / (1.0 - 0.95 ** 2))}
 
-def test_student_t_quantiles_and_tails_match_scipy() -> None:
-    stats = pytest.importorskip("scipy.stats")
-    for df in (1, 2, 3, 4.5, 10, 30, 200):
-        for p in (0.9, 0.975, 0.995):
-            assert compare.t_quantile(p, df) == pytest.approx(stats.t.ppf(p, df), rel=1e-8)
-        for t in (0.1, 1.0, 2.5, 7.0):
-            assert compare.t_sf2(t, df) == pytest.approx(2 * stats.t.sf(t, df), rel=1e-8, abs=1e-14)
+
+def two_sided_p(t: float, df: int) -> float:
+    t = abs(t)
+    return 1.0 - 2.0 / math.pi * math.atan(t) if df == 1 else 1.0 - t / math.sqrt(2.0 + t * t)
+
+
+def sample_sd(values: list[float]) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+# Where each metric comes from in the sweep's table (compare.run_metrics).
+SWEEP_COLUMNS = {"utilization": "bottleneck.utilization", "goodput": "goodput_bps_total", "jain": "jain_index",
+                 "mean_delay": "bottleneck.mean_sojourn_s", "p99_delay": "bottleneck.p99_sojourn_s",
+                 "drop_ratio": "bottleneck.drop_ratio", "retransmissions": "retransmissions"}
+DEFAULTS = {"utilization": 0.9, "goodput": 9e6, "jain": 0.9, "mean_delay": 0.01, "p99_delay": 0.02,
+            "drop_ratio": 0.01, "retransmissions": 10.0}
+
+
+def analyse_cells(cells: dict[str, dict[str, list[float]]], seeds: list[int], objective: str,
+                  tmp_path: Path) -> compare.Comparison:
+    """``compare.analyse`` of a made-up matrix: one NewReno cell per queue name in ``cells``, each
+    given its metric values per seed (the other metrics constant), without simulating anything."""
+    queues = list(cells)
+    spec = compare.CompareSpec(
+        file="made_up.toml", scenario=tmp_path / "made_up.toml", overrides=[], ccs=["newreno"], queues=queues,
+        seeds=len(seeds), bottleneck="A->B", queue_key="topology.bottleneck.queue", cc_keys=["flows.cc"], fixed={},
+        groups=[], has_control=False, notes=[])
+    rows = []
+    for point, queue in enumerate(queues):
+        for replicate, seed in enumerate(seeds):
+            row = {"status": "ok", "point": point, "replicate": replicate, "seed": seed,
+                   "run_dir": f"runs/{queue}-{seed}"}
+            for metric, column in SWEEP_COLUMNS.items():
+                values = cells[queue].get(metric)
+                row[column] = DEFAULTS[metric] if values is None else values[replicate]
+            rows.append(row)
+    return compare.analyse(spec, compare.parse_objective(objective), tmp_path, pd.DataFrame(rows))
 
 
 def test_mean_ci_is_the_student_t_interval() -> None:
-    stats = pytest.importorskip("scipy.stats")
-    values = [3.0, 5.5, 4.25, 6.0, 2.5]
+    values = [3.0, 5.5, 4.25]
     mean, sd, half = compare.mean_ci(values)
-    lo, hi = stats.t.interval(0.95, len(values) - 1, loc=sum(values) / 5, scale=stats.sem(values))
-    assert mean == pytest.approx((lo + hi) / 2) and half == pytest.approx((hi - lo) / 2)
-    assert sd == pytest.approx(pd.Series(values).std())
+    assert mean == pytest.approx(12.75 / 3) and sd == pytest.approx(sample_sd(values))
+    assert half == pytest.approx(T975[2] * sample_sd(values) / math.sqrt(3), rel=1e-12)
     assert math.isnan(compare.mean_ci([1.0])[2])
 
 
@@ -55,6 +88,10 @@ def test_welch_test_matches_scipy_and_handles_samples_without_spread() -> None:
     stats = pytest.importorskip("scipy.stats")
     a, b = [1.0, 2.0, 3.5, 2.2], [2.9, 4.1, 3.3, 5.0, 4.4]
     assert compare.welch_test(a, b) == pytest.approx(stats.ttest_ind(a, b, equal_var=False).pvalue, rel=1e-8)
+    # Welch's t over one sample of two and one of three: df = 1 exactly when the second has no
+    # spread, so the p-value is the Cauchy tail of (mean a - mean b) / sqrt(var a / 2).
+    t = (4.0 - 1.0) / math.sqrt(sample_sd([3.0, 5.0]) ** 2 / 2)
+    assert compare.welch_test([3.0, 5.0], [1.0, 1.0, 1.0]) == pytest.approx(two_sided_p(t, 1), rel=1e-9)
     assert compare.welch_test([2.0, 2.0], [2.0, 2.0]) == 1.0  # deterministic and equal
     assert compare.welch_test([2.0, 2.0], [3.0, 3.0]) == 0.0  # deterministic and different
     assert math.isnan(compare.welch_test([1.0], [2.0, 3.0]))
@@ -65,6 +102,126 @@ def test_holm_rejects_what_statsmodels_rejects() -> None:
     for pvalues in ([0.01, 0.04, 0.03, 0.2], [0.001, 0.012, 0.013, 0.5, 0.02], [0.3, 0.6], [0.0125, 0.0126, 0.05]):
         expected = list(multitest.multipletests(pvalues, alpha=0.05, method="holm")[0])
         assert compare.holm(pvalues) == expected
+
+
+def test_cells_with_common_seeds_are_compared_by_a_paired_t_test(tmp_path: Path) -> None:
+    # The score is the utilization. The seed moves both cells the same way (0.90/0.95/0.99 and
+    # 0.80/0.90/0.91), the gap between them far less: pairing by seed sees that, Welch's test
+    # (p about 0.3 here) would not.
+    a, b = [0.90, 0.95, 0.99], [0.80, 0.90, 0.91]
+    cmp = analyse_cells({"pie": {"utilization": a}, "droptail": {"utilization": b}}, [7, 8, 9], "max:utilization",
+                        tmp_path)
+    table = cmp.table.set_index("queue")
+    d = [x - y for x, y in zip(a, b)]
+    mean_d, se_d = sum(d) / 3, sample_sd(d) / math.sqrt(3)
+    row = table.loc["droptail"]
+    assert row["same_as_best_p"] == pytest.approx(two_sided_p(mean_d / se_d, 2), rel=1e-9)
+    assert row["same_as_best_p"] < 0.05 < compare.welch_test(a, b)
+    assert row["vs_best_test"] == "paired t"
+    assert row["vs_best_diff"] == pytest.approx(mean_d)
+    assert (row["vs_best_ci95_lo"], row["vs_best_ci95_hi"]) == pytest.approx(
+        (mean_d - T975[2] * se_d, mean_d + T975[2] * se_d), rel=1e-9)
+    assert list(table["tier"]) == [1, 2]
+    # Each cell's interval of the mean, clipped to utilization's range [0, 1]: pie's upper end
+    # (0.947 + 0.112) is past 1.
+    half = T975[2] * sample_sd(a) / math.sqrt(3)
+    pie = table.loc["pie"]
+    assert pie["utilization_ci95_lo"] == pytest.approx(sum(a) / 3 - half) and pie["utilization_ci95_hi"] == 1.0
+
+
+def shown_interval(row: pd.Series, metric: str) -> tuple[float, float]:
+    """The interval as the table and the report print it: 'MEAN ± HALF' or 'MEAN [LOW, HIGH]'."""
+    text = compare._pm(row, metric)
+    match = re.fullmatch(r"(\S+)(?: \S+)? (?:± (\S+)|\[(\S+), (\S+)\])", text)
+    assert match, text
+    mean, half, lo, hi = match.groups()
+    if half is not None:
+        return float(mean) - float(half), float(mean) + float(half)
+    return float(lo), float(hi)
+
+
+def test_intervals_stay_within_each_metrics_range(tmp_path: Path) -> None:
+    # Two seeds: t(0.975, 1) = 12.7, so mean ± t s / sqrt(2) reaches far outside [0, 1] for
+    # Jain's index and below 0 for delays and drops.
+    cells = {
+        "codel": {"jain": [0.30, 0.95], "p99_delay": [0.004, 0.090], "drop_ratio": [0.001, 0.03]},
+        "pie": {"jain": [0.05, 0.60], "p99_delay": [0.010, 0.012], "drop_ratio": [0.02, 0.021]},
+    }
+    cmp = analyse_cells(cells, [1, 2], "latency", tmp_path)
+    for _, row in cmp.table.iterrows():
+        values = cells[row["queue"]]
+        for metric, (low, high) in (("jain", (0.0, 1.0)), ("p99_delay", (0.0, math.inf)),
+                                    ("drop_ratio", (0.0, 1.0))):
+            x = values[metric]
+            half = T975[1] * sample_sd(x) / math.sqrt(2)
+            lo, hi = shown_interval(row, metric)
+            scale = {"jain": 1.0, "p99_delay": 1e3, "drop_ratio": 100.0}[metric]  # printed in ms and %
+            assert low * scale <= lo <= hi <= high * scale, (row["queue"], metric, lo, hi)
+            expected = (max(sum(x) / 2 - half, low), min(sum(x) / 2 + half, high))
+            assert (row[f"{metric}_ci95_lo"], row[f"{metric}_ci95_hi"]) == pytest.approx(expected, rel=1e-9)
+    jain_codel = cmp.table.set_index("queue").loc["codel"]
+    assert (jain_codel["jain_ci95_lo"], jain_codel["jain_ci95_hi"]) == (0.0, 1.0)
+
+
+def test_tiers_are_contiguous_blocks_of_ranks(tmp_path: Path) -> None:
+    # The best (red) is separated from the four tight cells below it, but not from the last one,
+    # whose scores swing over the seeds: the last one must not share the best's tier above the
+    # four that rank above it.
+    cells = {
+        "red": [0.90, 0.91, 0.92],
+        "codel": [0.80, 0.812, 0.818],
+        "pie": [0.79, 0.802, 0.808],
+        "fq_codel": [0.78, 0.792, 0.798],
+        "droptail": [0.77, 0.782, 0.788],
+        "sfq": [0.20, 0.99, 0.90],
+    }
+    cmp = analyse_cells({q: {"utilization": v} for q, v in cells.items()}, [1, 2, 3], "max:utilization", tmp_path)
+    table = cmp.table
+    assert list(table["queue"]) == list(cells)  # ranked by the mean utilization
+    tiers = list(table["tier"])
+    assert tiers == sorted(tiers) and tiers[0] == 1
+    sfq = table.set_index("queue").loc["sfq"]
+    assert not sfq["vs_best_separated"] and sfq["same_as_best_p"] > 0.3  # the test alone cannot tell
+    assert sfq["tier"] > table.set_index("queue").loc["codel", "tier"] > 1
+
+
+def test_fewer_than_three_seeds_are_warned_about(tmp_path: Path) -> None:
+    cells = {"pie": {"utilization": [0.95, 0.97, 0.96]}, "droptail": {"utilization": [0.90, 0.99, 0.94]}}
+    two = analyse_cells({q: {"utilization": v["utilization"][:2]} for q, v in cells.items()}, [1, 2],
+                        "max:utilization", tmp_path / "two")
+    warning = [line for line in compare.verdict_lines(two) if line.startswith("Warning: only 2 seeds")]
+    assert len(warning) == 1 and f"t = {T975[1]:.2f}" in warning[0] and f"{T975[2]:.2f} with 3 seeds" in warning[0]
+    three = analyse_cells(cells, [1, 2, 3], "max:utilization", tmp_path / "three")
+    assert not any(line.startswith("Warning") for line in compare.verdict_lines(three))
+
+
+def test_very_different_cells_over_two_seeds_are_not_called_indistinguishable(tmp_path: Path) -> None:
+    # p99 delays of 6.8 ms and 240 ms on average, but DropTail's swings 60-420 ms over the two
+    # seeds: one degree of freedom cannot separate them, and the verdict must say what the two
+    # seeds could tell instead of calling them alike.
+    cells = {"pie": {"p99_delay": [0.0066, 0.0070], "mean_delay": [0.003, 0.004]},
+             "droptail": {"p99_delay": [0.060, 0.420], "mean_delay": [0.030, 0.200]}}
+    cmp = analyse_cells(cells, [1, 2], "latency", tmp_path)
+    lines = compare.verdict_lines(cmp)
+    text = "\n".join(lines)
+    assert "indistinguishable" not in text and "not told apart" not in text
+    # The score by hand: -p99 / mean p99 - mean delay / mean of mean delays + 0.5 utilization.
+    p99 = cells["pie"]["p99_delay"] + cells["droptail"]["p99_delay"]
+    md = cells["pie"]["mean_delay"] + cells["droptail"]["mean_delay"]
+    s99, smd = sum(p99) / 4, sum(md) / 4
+
+    def score(q: str, i: int) -> float:
+        return -cells[q]["p99_delay"][i] / s99 - cells[q]["mean_delay"][i] / smd + 0.5 * DEFAULTS["utilization"]
+
+    d = [score("pie", i) - score("droptail", i) for i in range(2)]
+    mean_d, half = sum(d) / 2, T975[1] * sample_sd(d) / math.sqrt(2)
+    line = next(line for line in lines if "newreno+droptail" in line and line.startswith("newreno+pie"))
+    assert line.startswith("newreno+pie ahead of newreno+droptail (tier 1), which 2 seeds cannot separate")
+    assert (f"score difference {mean_d:.3f}, 95 % interval {mean_d - half:.3f} to {mean_d + half:.3f} (paired t)"
+            in line)
+    assert f"detect only differences beyond ±{half:.3f}" in line
+    assert "p99_delay 6.80 ms vs 240.00 ms" in line
+    assert any(line.startswith("Warning: only 2 seeds") for line in lines)
 
 
 def test_jain_index_and_pareto_front_by_hand() -> None:

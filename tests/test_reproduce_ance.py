@@ -55,9 +55,12 @@ def test_tables_are_complete(out: Path) -> None:
 def test_throughput_is_np_over_time_and_within_the_link(out: Path) -> None:
     daisy = pd.read_csv(out / "table_daisy_chain.csv")
     dumb = pd.read_csv(out / "table_dumbbell.csv")
-    # T = NP/Time in segments is the goodput divided by the segment's payload bits.
-    np.testing.assert_allclose(daisy.throughput_pkts_s, daisy.goodput_kbps * 1e3 / 8 / ance.MSS, rtol=1e-9)
-    np.testing.assert_allclose(dumb.total_pkts_s, dumb.total_kbps * 1e3 / 8 / ance.MSS, rtol=1e-9)
+    # T = NP/Time counts segments delivered in order; goodput counts bytes when they first
+    # arrive. Measured from the start, the two differ only by what is still held out of order
+    # at the end: goodput is at least T and at most a few segments per second above it.
+    for t, kbps in ((daisy.throughput_pkts_s, daisy.goodput_kbps), (dumb.total_pkts_s, dumb.total_kbps)):
+        arrived = kbps * 1e3 / 8 / ance.MSS
+        assert (t <= arrived + 1e-9).all() and (arrived - t < 0.01 * t).all()
     np.testing.assert_allclose(dumb.total_pkts_s,
                                dumb.throughput_A_pkts_s + dumb.throughput_B_pkts_s + dumb.throughput_C_pkts_s)
     assert (daisy.throughput_pkts_s < LINK_PKTS_S).all() and (dumb.total_pkts_s < LINK_PKTS_S).all()
@@ -143,7 +146,7 @@ def test_table_4_outcomes_are_the_runs_themselves(out: Path) -> None:
 
 
 def test_jain_helper_matches_the_definition() -> None:
-    # ALGORITHMS.md E1 test vectors.
+    # (Σx)² / (n Σx²) (Jain, Chiu, Hawe 1984): 1 for equal shares, k/n when k of n share equally.
     assert ance.jain(np.array([1, 1, 1, 1])) == pytest.approx(1.0)
     assert ance.jain(np.array([1, 0, 0, 0])) == pytest.approx(0.25)
     assert ance.jain(np.array([2, 1])) == pytest.approx(0.9)

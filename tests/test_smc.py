@@ -166,7 +166,7 @@ def test_unknown_names_point_at_their_column(write_toml) -> None:
 
 
 def test_chernoff_hoeffding_count_is_the_uppaal_example_and_the_formula() -> None:
-    assert smc.chernoff_runs(0.05, 0.05) == 738  # ALGORITHMS.md F1, UPPAAL docs
+    assert smc.chernoff_runs(0.05, 0.05) == 738  # the example in UPPAAL SMC's documentation
     for eps, alpha in [(0.1, 0.05), (0.01, 0.01), (0.2, 0.3)]:
         n = smc.chernoff_runs(eps, alpha)
         # The smallest n with 2 exp(-2 n eps^2) <= alpha.

@@ -1,4 +1,4 @@
-// The benchmark dumbbell of shared/specs/BENCHMARK.md, built with htsim (Broadcom/csg-htsim,
+// The benchmark dumbbell (docs/performance.md, "Method"), built with htsim (Broadcom/csg-htsim,
 // the C++ packet-level simulator of the NDP/EQDS papers) as a speed twin of what `make bench`
 // runs in ccsim (bench/bench.py) and of bench/ns3/dumbbell.cc.
 //
@@ -26,7 +26,7 @@
 // alone (routes Q(A->B) P(2 ms) TcpSink_i and Q(B->A) P(2 ms) TcpSrc_i), the shape of htsim's
 // own dumbbell examples, for the per-packet cost with the fewest hops.
 //
-// Where the twin differs from BENCHMARK.md because htsim's TCP (tcp.cpp, TcpSrc/TcpSink)
+// Where the twin differs from the benchmark because htsim's TCP (tcp.cpp, TcpSrc/TcpSink)
 // cannot express it, and what it does instead:
 // - No SACK: cumulative ACKs only. Loss recovery is NewReno-like: fast retransmit on the 3rd
 //   duplicate ACK, ssthresh = max(cwnd/2, 2 MSS) (cwnd, not flight size), cwnd = ssthresh +
@@ -43,7 +43,7 @@
 //   retransmissions included.)
 // - Minimum RTO: tcp.cpp hard-codes a 250 ms floor (`if (_rto<timeFromSec(0.25))`), with
 //   RTO = SRTT + 4 RTTVAR (Jacobson, gains 1/8 and 1/4), an initial RTO of 3 s, doubling per
-//   timeout without a cap. The twin raises the floor to BENCHMARK.md's 1 s (`--min-rto-ms`,
+//   timeout without a cap. The twin raises the floor to the benchmark's 1 s (`--min-rto-ms`,
 //   default 1000; 250 keeps htsim's own) through a subclass of TcpSrc that re-applies it
 //   after each ACK (and re-arms a timer just armed with the lower value); it changes no
 //   htsim code.
@@ -129,7 +129,7 @@ struct Options {
     uint64_t seed = 1;
     double duration = 30.0;
     double warmup = 10.0;
-    uint32_t min_rto_ms = 1000;  // BENCHMARK.md; 250 is htsim's own floor
+    uint32_t min_rto_ms = 1000;  // the benchmark's; 250 is htsim's own floor
     bool htsim_ssthresh = false;
 };
 

@@ -1,4 +1,4 @@
-"""`make bench-htsim`: the benchmark dumbbell (shared/specs/BENCHMARK.md) in ccsim and in htsim.
+"""`make bench-htsim`: the benchmark dumbbell (docs/performance.md) in ccsim and in htsim.
 
 Issue 9 sets its engine-rate target from htsim (Broadcom/csg-htsim), the stripped-down C++
 simulator researchers turn to for speed. This runs htsim on the same dumbbell, beside

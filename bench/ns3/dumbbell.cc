@@ -1,4 +1,4 @@
-// The benchmark dumbbell of shared/specs/BENCHMARK.md, built in ns-3 (3.44, the PyPI `ns3`
+// The benchmark dumbbell (docs/performance.md, "Method"), built in ns-3 (3.44, the PyPI `ns3`
 // package) as the twin of what `make bench` runs in ccsim (bench/bench.py, ccsim-bench).
 //
 //   N senders S_i --1 Gbit/s, d_i-- A ==100 Mbit/s, 2 ms== B --1 Gbit/s, d_i-- N receivers R_i

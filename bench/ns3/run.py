@@ -1,4 +1,4 @@
-"""`make bench-ns3`: the benchmark dumbbell (shared/specs/BENCHMARK.md) in ccsim and in ns-3.
+"""`make bench-ns3`: the benchmark dumbbell (docs/performance.md) in ccsim and in ns-3.
 
 Sets up `bench/ns3/.venv` with the PyPI package `ns3` (ns-3's C++ libraries and headers;
 installed with --no-deps, since its Python bindings' dependency cppyy is not needed and builds
@@ -133,7 +133,7 @@ def keep_raw(directory: Path | None, simulator: str, n: int, seed: int, raw: dic
 
 
 def metrics(raw: dict, proc_wall: float, cpu_s: float, rss_mib: float) -> dict:
-    """The figures BENCHMARK.md asks for, computed the same way for both simulators (as
+    """The figures the benchmark reports (docs/performance.md), computed the same way for both simulators (as
     bench/bench.py does for ccsim): queue samples from the warm-up on."""
     res = raw["results"]
     q = next(q for q in res["queues"] if q["name"] == "A->B")

@@ -243,6 +243,7 @@ class Result:
         write_atomically(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         written.append(summary_path)
         if not plots:
+            _remove_stale(out, written)
             return written
         warmup_s = float(self.raw.get("warmup_s", 0.0))
         flow_labels = {
@@ -268,12 +269,33 @@ class Result:
             path = inside(out, filename, "--out")
             if write_atomically(path, draw):
                 written.append(path)
+        _remove_stale(out, written)
         return written
 
     def __repr__(self) -> str:
         util = "n/a" if self.utilization is None else f"{self.utilization:.3f}"
         return (f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
                 f"jain={self.jain_index} utilization={util} events={self.events}>")
+
+
+# Every file a run can leave in its directory (Result.write, and write_replay at the name
+# `ccsim run` gives it). A run written into a directory that holds an earlier run's files
+# removes those it did not write itself, so the directory describes one run: a second run
+# without control loops must not leave the first one's control.parquet and control.png behind.
+RUN_FILES = (
+    "flows.parquet", "queues.parquet", "traces.parquet", "queue_events.parquet", "messages.parquet",
+    "rtt_samples.parquet", "control.parquet", "control_traces.parquet", "summary.json",
+    "queue_length.png", "cwnd.png", "goodput.png", "control.png", "replay.json",
+)
+
+
+def _remove_stale(out: Path, written: list[Path]) -> None:
+    keep = {path.name for path in written}
+    for name in RUN_FILES:
+        if name not in keep:
+            path = out / name
+            if path.is_symlink() or path.is_file():  # a link is removed, never followed
+                path.unlink(missing_ok=True)
 
 
 def as_scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: list[str] | None = None) -> Scenario:
@@ -414,8 +436,18 @@ def write_replay(exc: BaseException, path: str | Path) -> Path:
 
 def replay(path: str | Path, progress: bool = False) -> Result:
     """Run the configuration saved by ``write_replay`` (or a bare core configuration) again."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    file = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(file, "", "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(file, "", f"cannot read: {exc}") from None
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+        raise ScenarioError(file, "", "not a replay file (not JSON): expected what write_replay writes") from None
     config = data["config"] if isinstance(data, dict) and "ccsim_replay" in data else data
+    if not isinstance(config, dict):
+        raise ScenarioError(file, "config", "not a replay file: expected a core configuration (a JSON object)")
     return run_config(config, progress)
 
 

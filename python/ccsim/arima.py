@@ -1,4 +1,6 @@
-"""ARIMA(p,1,q) models of RTT series, as in the CA-ARTT paper (papers/003, sec. 3).
+"""ARIMA(p,1,q) models of RTT series, as in the CA-ARTT paper (Jeyasekar, Kasmir Raja,
+Annie Uthra, "ARIMA model-based RTT estimation for congestion avoidance mechanism in asymmetric
+networks", JATIT 66(1), 2014, sec. 3).
 
 The paper models the RTT X(t) by its first difference Y(t) = X(t) - X(t-1) (eq. 9) following
 an ARMA(p,q) process with no constant (eq. 11, 17),
@@ -6,19 +8,23 @@ an ARMA(p,q) process with no constant (eq. 11, 17),
     Y(t) = phi_1 Y(t-1) + ... + phi_p Y(t-p) + e(t) + theta_1 e(t-1) + ... + theta_q e(t-q),
 
 fits p, q in 0..2 by least squares, and keeps the order with the smallest AIC and FPE
-(eq. 14-15, Table 1). This module does the same with numpy only:
+(eq. 14-15, Table 1). This module does the same with numpy and scipy:
 
 - :func:`fit` estimates phi and theta by **conditional sum of squares** (CSS): the innovations
   e(t) are computed recursively from the differences, with the pre-sample innovations set to
   their mean 0 and the recursion started after the first ``start`` differences; their sum of
-  squares is minimised by Levenberg-Marquardt (damped Gauss-Newton) steps, whose Jacobian is
-  the innovations' derivative series (the same recursion applied to the lagged differences and
-  lagged innovations). Starting values come from Hannan-Rissanen's two-stage regression (a long
-  autoregression estimates the innovations, then Y(t) is regressed on lagged Y and lagged
-  innovation estimates). Steps that would leave the stationary AR / invertible MA region (the
-  roots of eq. 7 and 8 outside the unit circle, sec. 3.1) are rejected, so the estimate always
-  lies inside it. With q = 0 the problem is linear and the first step lands on the ordinary
-  least-squares solution.
+  squares is minimised by scipy's trust-region least squares (``least_squares``, method
+  ``trf``) with the analytic Jacobian, the innovations' derivative series (the same recursion
+  applied to the lagged differences and lagged innovations). The parameters it moves are the
+  reflection (partial autocorrelation) coefficients of the AR and MA polynomials, bounded to
+  (-1, 1): that box is exactly the stationary AR / invertible MA region (the roots of eq. 7
+  and 8 outside the unit circle, sec. 3.1), so every estimate lies inside it or on its edge.
+  Starting values come from Hannan-Rissanen's two-stage regression (a long autoregression
+  estimates the innovations, then Y(t) is regressed on lagged Y and lagged innovation
+  estimates) and from the fitted solution of every order the model nests (zero-padded), and
+  the smallest sum of squares wins, so a larger order never fits worse than one it contains.
+  A run that exhausts its evaluation budget is reported as not converged. With q = 0 the
+  problem is linear and the fit is the ordinary least-squares solution.
 - CSS is the paper's LSE. statsmodels' default is exact Gaussian maximum likelihood (Kalman
   filter); both are consistent and asymptotically efficient, and they differ by O(1/n) on a
   series of n observations (the start-up of the recursion), far less than either's sampling
@@ -29,8 +35,11 @@ fits p, q in 0..2 by least squares, and keeps the order with the smallest AIC an
   is what FPE is defined with and what the numerator uses). n is the number of innovations.
 - :func:`select_order` fits every order up to (max_p, max_q) on the **same** innovations (the
   recursion starts after max_p differences for all of them, so sigma2, AIC and FPE compare like
-  with like) and picks the smallest AIC, ties going to the smaller FPE, then the fewer
-  parameters. It includes ARIMA(0,1,0), the random walk, which Table 1 leaves out.
+  with like) and picks the smallest AIC among the orders that converged, ties going to the
+  smaller FPE, then the fewer parameters. It includes ARIMA(0,1,0), the random walk, which
+  Table 1 leaves out. It also says when the series is degenerate (:func:`degeneracy`: most
+  first differences zero, as on an RTT held constant by a standing queue), where no order is
+  a trustworthy choice.
 - :class:`Forecaster` is the one-step forecast of eq. 24 in Box-Jenkins form: the future
   innovation is replaced by its mean 0, so for ARIMA(2,1,1)
   ``X^(t+1) = (1+phi1) X(t) + (phi2-phi1) X(t-1) - phi2 X(t-2) + theta1 e(t)`` with
@@ -48,6 +57,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import least_squares
+from scipy.signal import lfilter
 
 __all__ = [
     "ArimaFit",
@@ -57,15 +68,24 @@ __all__ = [
     "select_order",
     "forecast_series",
     "innovations",
+    "degeneracy",
     "MIN_OBSERVATIONS",
 ]
 
 # Fewer observations than this cannot support an ARIMA(2,1,2) fit with a criterion worth
 # comparing (4 parameters, 2 start-up differences, and enough innovations left over).
 MIN_OBSERVATIONS = 20
-# Block length of the recursive filter (see _inverse_ma).
-_BLOCK = 256
-_MAX_ITERATIONS = 200
+# Budget of sum-of-squares evaluations per optimiser run; a run that exhausts it has not
+# converged.
+_MAX_ITERATIONS = 1000
+# Reflection coefficients are kept within this of +-1: the edge of the stationary / invertible
+# region, where a root of eq. 7 or 8 reaches the unit circle.
+_EDGE = 1.0 - 1e-8
+# A difference smaller than this fraction of the series' magnitude counts as zero (0.1 ns on a
+# 100 ms RTT: rounding, not movement), and a series with more than _FLAT_SHARE of its
+# differences zero is degenerate.
+_FLAT_TOLERANCE = 1e-9
+_FLAT_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -87,7 +107,10 @@ class ArimaFit:
     fpe: float
     """sigma2 (1 + (p+q)/n) / (1 - (p+q)/n) (paper eq. 15)."""
     converged: bool
+    """Whether the optimiser met its tolerances (always for p = q = 0, and for AR fits solved
+    exactly); false when it ran out of evaluations, so the estimate is not a minimum."""
     iterations: int
+    """Sum-of-squares evaluations of the run that produced the estimate (0 when solved exactly)."""
 
     @property
     def d(self) -> int:
@@ -112,11 +135,20 @@ class OrderSelection:
 
     fits: tuple[ArimaFit, ...]
     best: ArimaFit
+    """The smallest AIC among the orders that converged."""
+    degenerate: str | None = None
+    """Why the series is too degenerate for the choice to be trusted (see :func:`degeneracy`),
+    or None."""
 
     @property
     def best_by_fpe(self) -> ArimaFit:
-        """The order FPE alone would pick (AIC and FPE agree asymptotically)."""
-        return min(self.fits, key=lambda f: (f.fpe, f.p + f.q))
+        """The converged order FPE alone would pick (AIC and FPE agree asymptotically)."""
+        return min((f for f in self.fits if f.converged), key=lambda f: (f.fpe, f.p + f.q))
+
+    @property
+    def unconverged(self) -> tuple[ArimaFit, ...]:
+        """The orders whose fit did not converge, left out of the choice."""
+        return tuple(f for f in self.fits if not f.converged)
 
 
 class Forecaster:
@@ -162,10 +194,8 @@ def forecast_series(x: Iterable[float], phi: Sequence[float] = (), theta: Sequen
 def _inverse_ma(u: np.ndarray, theta: Sequence[float], start: int) -> np.ndarray:
     """z(t) = u(t) - theta_1 z(t-1) - ... - theta_q z(t-q) for t >= start, z(t) = 0 before.
 
-    ``u`` is a vector or a matrix of columns filtered together. The recursion runs in blocks:
-    within a block z = T u + (response to the two values carried in), T being the lower
-    triangular Toeplitz matrix of the filter's impulse response, so the Python loop is over
-    blocks instead of observations. q <= 2.
+    ``u`` is a vector or a matrix of columns filtered together (scipy's ``lfilter``: the same
+    recursion, run in C). q <= 2.
     """
     z = np.zeros_like(u, dtype=float)
     if start >= len(u):
@@ -175,32 +205,7 @@ def _inverse_ma(u: np.ndarray, theta: Sequence[float], start: int) -> np.ndarray
         return z
     if len(theta) > 2:
         raise ValueError("MA orders above 2 are not supported")
-    a1 = float(theta[0])
-    a2 = float(theta[1]) if len(theta) > 1 else 0.0
-    block = min(_BLOCK, len(u) - start)
-    h = np.zeros(block)
-    h[0] = 1.0
-    for t in range(1, block):
-        h[t] = -a1 * h[t - 1] - (a2 * h[t - 2] if t >= 2 else 0.0)
-    # The carried-in values z(-1), z(-2) act as an input -a1 z(-1) - a2 z(-2) at step 0 and
-    # -a2 z(-1) at step 1.
-    h_prev = np.concatenate(([0.0], h[:-1]))
-    g1 = -a1 * h - a2 * h_prev  # response to z(-1) = 1
-    g2 = -a2 * h  # response to z(-2) = 1
-    lag = np.subtract.outer(np.arange(block), np.arange(block))
-    toeplitz = np.where(lag >= 0, h[np.clip(lag, 0, None)], 0.0)
-    matrix = u.ndim == 2
-    zero = np.zeros(u.shape[1]) if matrix else 0.0
-    prev1, prev2 = zero, zero
-    for b0 in range(start, len(u), block):
-        seg = u[b0:b0 + block]
-        m = len(seg)
-        if matrix:
-            out = toeplitz[:m, :m] @ seg + np.outer(g1[:m], prev1) + np.outer(g2[:m], prev2)
-        else:
-            out = toeplitz[:m, :m] @ seg + g1[:m] * prev1 + g2[:m] * prev2
-        z[b0:b0 + m] = out
-        prev1, prev2 = (out[-1], out[-2]) if m >= 2 else (out[-1], prev1)
+    z[start:] = lfilter([1.0], [1.0] + [float(t) for t in theta], u[start:], axis=0)
     return z
 
 
@@ -232,6 +237,29 @@ def _jacobian(y: np.ndarray, e: np.ndarray, p: int, theta: Sequence[float], star
     """d e(t) / d (phi, theta): the innovation recursion applied to -Y(t-i) and -e(t-k)."""
     columns = [-_lag(y, i) for i in range(1, p + 1)] + [-_lag(e, k) for k in range(1, len(theta) + 1)]
     return _inverse_ma(np.column_stack(columns), theta, start)
+
+
+def _reflection_map(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients a of the polynomial 1 - a_1 B - ... with reflection coefficients r, and da/dr.
+
+    By the Durbin-Levinson recursion a polynomial of degree <= 2 has every root outside the
+    unit circle exactly when each reflection (partial autocorrelation) coefficient lies in
+    (-1, 1): a_2 = r_2, a_1 = r_1 (1 - r_2). The stationary / invertible region is thus the box
+    (-1, 1)^k in r.
+    """
+    if len(r) == 0:
+        return np.zeros(0), np.zeros((0, 0))
+    if len(r) == 1:
+        return np.array([float(r[0])]), np.eye(1)
+    r1, r2 = float(r[0]), float(r[1])
+    return np.array([r1 * (1.0 - r2), r2]), np.array([[1.0 - r2, -r1], [0.0, 1.0]])
+
+
+def _reflections(a: Sequence[float]) -> np.ndarray:
+    """The inverse of :func:`_reflection_map`, for an admissible polynomial."""
+    if len(a) == 2:
+        return np.array([a[0] / (1.0 - a[1]), a[1]], dtype=float)
+    return np.array([float(v) for v in a], dtype=float)
 
 
 def _least_squares(design: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -283,12 +311,99 @@ def _as_series(x: Iterable[float]) -> np.ndarray:
     return arr
 
 
-def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None) -> ArimaFit:
+def degeneracy(x: Iterable[float]) -> str | None:
+    """Why the series is too degenerate for an order choice to mean anything, or None.
+
+    A series whose first differences are mostly zero (a piecewise-constant RTT: a standing
+    queue held at one length, a stalled flow, a coarse clock) is not an ARMA process with
+    Gaussian innovations: its least-squares fits are driven by the few steps, and the order
+    with the smallest AIC is an artefact of where they fall. Differences below
+    ``_FLAT_TOLERANCE`` of the series' magnitude count as zero, so a series that varies only
+    by rounding (variance ~0) is caught as well.
+    """
+    series = _as_series(x)
+    y = np.diff(series)
+    flat = int(np.count_nonzero(np.abs(y) <= _FLAT_TOLERANCE * float(np.max(np.abs(series)))))
+    if flat <= _FLAT_SHARE * len(y):
+        return None
+    return (f"{flat} of {len(y)} differences ({100.0 * flat / len(y):.1f} %) are zero: the series is "
+            "piecewise constant, not an ARIMA process, so no order is a trustworthy choice")
+
+
+def _coefficients(r: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """(phi, theta) from the reflection coefficients of both polynomials, and d(phi, theta)/dr.
+
+    The MA polynomial 1 + theta_1 B + theta_2 B^2 is 1 - a_1 B - a_2 B^2 with a = -theta.
+    """
+    ar, d_ar = _reflection_map(r[:p])
+    ma, d_ma = _reflection_map(r[p:])
+    k = len(r)
+    derivative = np.zeros((k, k))
+    derivative[:p, :p] = d_ar
+    derivative[p:, p:] = -d_ma
+    return np.concatenate((ar, -ma)), derivative
+
+
+def _to_reflections(beta: np.ndarray, p: int) -> np.ndarray:
+    return np.concatenate((_reflections(beta[:p]), _reflections(-beta[p:])))
+
+
+@dataclass
+class _Run:
+    beta: np.ndarray
+    sse: float
+    converged: bool
+    iterations: int
+
+
+def _optimise(y: np.ndarray, p: int, q: int, start: int, beta0: np.ndarray, max_iterations: int) -> _Run:
+    """Minimise the conditional sum of squares from ``beta0`` with scipy's trust-region
+    reflective least squares, in reflection coefficients bounded to [-_EDGE, _EDGE]: the
+    bounds are exactly the stationary / invertible region, so no step leaves it and a minimum
+    on its edge (theta_1 -> -1, common on over-differenced series) is an active bound the
+    solver recognises, not a run that never ends. ``y`` is scaled to unit mean square and the
+    residuals divided by sqrt(n), so the cost is sigma2 / 2 in units of the differences' mean square
+    and the tolerances mean the same on every series."""
+    n = len(y) - start
+    root_n = math.sqrt(n)
+    cache: dict[bytes, np.ndarray] = {}
+
+    def innovations_at(r: np.ndarray) -> np.ndarray:
+        key = r.tobytes()
+        if key not in cache:
+            cache.clear()
+            beta, _ = _coefficients(r, p)
+            cache[key] = innovations(y, beta[:p], beta[p:], start)
+        return cache[key]
+
+    def residuals(r: np.ndarray) -> np.ndarray:
+        return innovations_at(r)[start:] / root_n
+
+    def jacobian(r: np.ndarray) -> np.ndarray:
+        beta, derivative = _coefficients(r, p)
+        return _jacobian(y, innovations_at(r), p, beta[p:], start)[start:] @ derivative / root_n
+
+    r0 = np.clip(_to_reflections(beta0, p), -_EDGE, _EDGE)
+    result = least_squares(residuals, r0, jac=jacobian, bounds=(-_EDGE, _EDGE), method="trf",
+                           ftol=1e-12, xtol=1e-12, gtol=1e-10, max_nfev=max_iterations)
+    beta, _ = _coefficients(result.x, p)
+    e = innovations(y, beta[:p], beta[p:], start)[start:]
+    # status 0: the evaluation budget ran out; > 0: a tolerance was met.
+    return _Run(beta, float(e @ e), bool(result.status > 0), int(result.nfev))
+
+
+def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None, nested: Iterable[ArimaFit] = (),
+        max_iterations: int = _MAX_ITERATIONS) -> ArimaFit:
     """Fit ARIMA(p,1,q) to the series ``x`` by conditional least squares.
 
     ``start`` is the number of differences the innovation recursion is conditioned on (default
     p); :func:`select_order` uses the largest p for every order so that they share their
-    innovations. Raises ValueError for a series that is too short, constant or not finite.
+    innovations. The optimiser starts from Hannan-Rissanen's estimate and from the solution of
+    every fit in ``nested`` (orders p' <= p, q' <= q on the same series and ``start``, padded with
+    zero coefficients, which gives the same innovations), and the smallest sum of squares wins:
+    a larger order never fits worse than an order it nests. ``converged`` is false when the
+    winning run used up ``max_iterations`` function evaluations before meeting a tolerance.
+    Raises ValueError for a series that is too short, constant or not finite.
     """
     if not (0 <= p <= 2 and 0 <= q <= 2):
         raise ValueError("p and q must be in 0..2")
@@ -300,47 +415,63 @@ def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None) -> Arim
     k = p + q
     if n <= 2 * k + 2:
         raise ValueError(f"{n} innovations are too few for {k} parameters")
+    # Coefficients are scale free; the sums of squares are computed on y / rms(y) and scaled back.
+    scale = float(np.sqrt(np.mean(y * y)))
+    y = y / scale
 
-    def sse_of(beta: np.ndarray) -> tuple[float, np.ndarray]:
-        e = innovations(y, beta[:p], beta[p:], start)
-        return float(e[start:] @ e[start:]), e
+    def sse_of(beta: np.ndarray) -> float:
+        e = innovations(y, beta[:p], beta[p:], start)[start:]
+        return float(e @ e)
 
-    beta = _hannan_rissanen(y, p, q, start)
-    sse, e = sse_of(beta)
-    converged = k == 0
-    iterations = 0
-    damping = 1e-3
-    while not converged and iterations < _MAX_ITERATIONS:
-        iterations += 1
-        jac = _jacobian(y, e, p, beta[p:], start)[start:]
-        grad = jac.T @ e[start:]
-        normal = jac.T @ jac
-        scale = np.diag(normal).copy()
-        scale[scale <= 0] = 1.0
-        improved = False
-        while damping < 1e12:
-            try:
-                step = np.linalg.solve(normal + damping * np.diag(scale), -grad)
-            except np.linalg.LinAlgError:
-                damping *= 10.0
-                continue
-            candidate = beta + step
-            if _admissible(candidate[:p], candidate[p:]):
-                new_sse, new_e = sse_of(candidate)
-                if new_sse <= sse:
-                    improved = True
-                    break
-            damping *= 10.0
-        if not improved:
-            converged = True  # no admissible step lowers the sum of squares: a minimum
-            break
-        small_step = float(np.max(np.abs(step))) < 1e-10
-        small_gain = sse - new_sse <= 1e-12 * max(sse, np.finfo(float).tiny)
-        beta, sse, e = candidate, new_sse, new_e
-        damping = max(damping / 10.0, 1e-12)
-        converged = small_step or small_gain
+    starts: list[np.ndarray] = []
+    for other in nested:
+        if other.p > p or other.q > q or (other.p, other.q) == (p, q) or other.n != n:
+            raise ValueError(f"{other.name} fitted on {other.n} innovations is not nested in "
+                             f"ARIMA({p},1,{q}) on {n}")
+        padded = np.array(list(other.phi) + [0.0] * (p - other.p) + list(other.theta) + [0.0] * (q - other.q))
+        if not any(np.array_equal(padded, s) for s in starts):
+            starts.append(padded)
 
-    sigma2 = sse / n
+    runs: list[_Run] = []
+    if k == 0:
+        runs.append(_Run(np.zeros(0), sse_of(np.zeros(0)), True, 0))
+    else:
+        first = _hannan_rissanen(y, p, q, start)
+        if q == 0:
+            # Linear: the ordinary least-squares solution is the minimum if it is stationary.
+            rows = np.arange(start, len(y))
+            ols = _least_squares(np.column_stack([y[rows - i] for i in range(1, p + 1)]), y[rows])
+            if _admissible(ols, ()):
+                runs.append(_Run(ols, sse_of(ols), True, 0))
+                # The sum of squares is convex in phi, so a padded nested solution can only
+                # undercut the least-squares one by rounding: it is the same minimum.
+                runs += [_Run(s, sse_of(s), True, 0) for s in starts]
+        if not runs:
+            candidates = [first]
+            if q > 0:
+                # Hannan-Rissanen's AR part with theta_1 = -0.9: an MA root near 1, the
+                # signature of a series stationary in level and differenced once, which the
+                # long autoregression captures poorly on piecewise-constant RTTs (there,
+                # ARIMA(1,1,1) from Hannan-Rissanen alone stops at the random walk's sigma2,
+                # 1.5 times its minimum with theta_1 at -1).
+                candidates.append(np.r_[first[:p], -0.9, np.zeros(q - 1)])
+            candidates += starts
+            unique: list[np.ndarray] = []
+            for beta0 in candidates:
+                if not any(np.array_equal(beta0, u) for u in unique):
+                    unique.append(beta0)
+            for beta0 in unique:
+                run = _optimise(y, p, q, start, beta0, max_iterations)
+                # The solver never goes uphill, but it starts from the start clipped to the
+                # bounds: keep the start itself if that clip cost more than the run regained.
+                sse0 = sse_of(beta0)
+                if sse0 < run.sse:
+                    run = _Run(beta0, sse0, run.converged, run.iterations)
+                runs.append(run)
+    # The smallest sum of squares; on a tie, the earliest (Hannan-Rissanen's start first).
+    best = min(runs, key=lambda run: run.sse)
+    beta = best.beta
+    sigma2 = best.sse * scale * scale / n
     if sigma2 <= 0.0:
         raise ValueError("the model reproduces the series exactly: there is no noise to model")
     return ArimaFit(
@@ -352,15 +483,28 @@ def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None) -> Arim
         n=n,
         aic=math.log(sigma2) + 2.0 * k / n,
         fpe=sigma2 * (1.0 + k / n) / (1.0 - k / n),
-        converged=converged,
-        iterations=iterations,
+        converged=best.converged,
+        iterations=best.iterations,
     )
 
 
-def select_order(x: Iterable[float], max_p: int = 2, max_q: int = 2) -> OrderSelection:
+def select_order(x: Iterable[float], max_p: int = 2, max_q: int = 2, *,
+                 max_iterations: int = _MAX_ITERATIONS) -> OrderSelection:
     """Fit ARIMA(p,1,q) for p in 0..max_p, q in 0..max_q on the same innovations and pick the
-    smallest AIC (then FPE, then fewer parameters), as the paper's Table 1 does."""
+    smallest AIC (then FPE, then fewer parameters) among the orders whose fit converged, as the
+    paper's Table 1 does.
+
+    Orders are fitted with p, then q, increasing, each started from every order it nests as
+    well (see :func:`fit`), so sigma2 never increases along a nesting. ARIMA(0,1,0) has nothing
+    to optimise, so some order always converged. ``degenerate`` says why the choice is not to
+    be trusted on a series that is mostly flat (see :func:`degeneracy`).
+    """
     series = _as_series(x)
-    fits = tuple(fit(series, p, q, start=max_p) for p in range(max_p + 1) for q in range(max_q + 1))
-    best = min(fits, key=lambda f: (f.aic, f.fpe, f.p + f.q))
-    return OrderSelection(fits=fits, best=best)
+    fitted: dict[tuple[int, int], ArimaFit] = {}
+    for p in range(max_p + 1):
+        for q in range(max_q + 1):
+            nested = [f for (a, b), f in fitted.items() if a <= p and b <= q]
+            fitted[(p, q)] = fit(series, p, q, start=max_p, nested=nested, max_iterations=max_iterations)
+    fits = tuple(fitted.values())
+    best = min((f for f in fits if f.converged), key=lambda f: (f.aic, f.fpe, f.p + f.q))
+    return OrderSelection(fits=fits, best=best, degenerate=degeneracy(series))

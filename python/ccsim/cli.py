@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .errors import ScenarioError
+from .errors import ScenarioError, one_line, show
 from .registry import FAMILY_TITLES, KIND_UNITS, format_param, get_registry
 
 __all__ = ["main"]
@@ -78,7 +78,7 @@ def _build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--list", action="store_true", help="list the paper ids and exit")
     repro.add_argument("--quick", action="store_true", help="shortened runs (minutes for all papers)")
     repro.add_argument("--out", metavar="DIR", default="reproductions", help="output directory (default: reproductions)")
-    repro.add_argument("--jobs", type=int, metavar="N", help="parallel runs (default: all cores)")
+    repro.add_argument("--jobs", type=_jobs, metavar="N", help="parallel runs (default: all cores)")
 
     arima = commands.add_parser("arima", help="ARIMA models of RTT traces (the CA-ARTT paper's sec. 3)",
                                 description="ARIMA(p,1,q) models of RTT traces, as in the CA-ARTT paper.")
@@ -86,7 +86,9 @@ def _build_parser() -> argparse.ArgumentParser:
     arima_fit = actions.add_parser(
         "fit", help="fit ARIMA(p,1,q), p, q in 0..2, and pick the order by AIC and FPE",
         description="Fit ARIMA(p,1,q) for p, q in 0..2 to a series of RTTs by conditional least squares, print "
-                    "sigma^2, AIC and FPE of every order (the paper's Table 1) and the chosen order's coefficients.")
+                    "sigma^2, AIC and FPE of every order (the paper's Table 1) and the chosen order's coefficients. "
+                    "An order whose fit did not converge is not chosen; a trace whose RTT differences are mostly "
+                    "zero (piecewise constant) is reported as such, with no order chosen (exit code 0).")
     arima_fit.add_argument("file", metavar="TRACE.csv",
                            help="CSV with a column of RTTs in seconds: rtt_s, or the only numeric column "
                                 "(a run's rtt_samples.parquet, from [trace] rtt = true, is read too)")
@@ -99,8 +101,8 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _add_executor_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--jobs", type=_positive, metavar="N", help="local processes (default: all cores)")
-    where.add_argument("--scheduler", metavar="ADDRESS",
+    where.add_argument("--jobs", type=_jobs, metavar="N", help="local processes (default: all cores)")
+    where.add_argument("--scheduler", type=_scheduler, metavar="ADDRESS",
                        help="run on an existing Dask distributed cluster, e.g. tcp://10.0.0.5:8786 "
                             "(dask scheduler + dask worker; ccsim installed on the workers)")
 
@@ -175,10 +177,34 @@ def _positive(text: str) -> int:
     try:
         value = int(text, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {show(text)}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {show(text)}")
     return value
+
+
+def _jobs(text: str) -> int:
+    # Bounded: each local worker is a Python process with the engine, and the pool starts them
+    # as work arrives, so a mistyped --jobs would start thousands (or, above the C int range,
+    # fail inside the pool).
+    from .executor import MAX_JOBS
+
+    value = _positive(text)
+    if value > MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_JOBS} local processes, got {show(text)}")
+    return value
+
+
+def _scheduler(text: str) -> str:
+    from .executor import check_scheduler_address
+
+    try:
+        check_scheduler_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{show(text)}: {exc}") from None
+    except ImportError:
+        raise argparse.ArgumentTypeError("Dask is not installed (pip install 'dask[distributed]')") from None
+    return text
 
 
 def _probability(text: str) -> float:
@@ -251,7 +277,7 @@ def _print_summary(console: Console, file: str, result: Any) -> None:
         f"{raw['events']:,} events in {result.wall_time_s:.2f} s"
     ))
     console.print(_flows_table(raw["flows"]))
-    console.print(_queues_table(raw, result.config))
+    console.print(_queues_table(raw))
     if raw.get("control"):
         console.print(_control_table(raw["control"]))
     line = "Jain index " + ("n/a" if raw.get("jain_index") is None else f"{raw['jain_index']:.4f}")
@@ -307,15 +333,26 @@ def _control_table(loops: list[dict[str, Any]]) -> Table:
     return table
 
 
-def _queues_table(raw: dict[str, Any], config: dict[str, Any]) -> Table:
-    # Congestion shows in queues fed by routers; of those, list the ones that ever held more
-    # than the packet in service (hosts' own queues and idle ones would bury them).
-    routers = {node["name"] for node in config["nodes"] if node["kind"] == "router"}
-    shown = [q for q in raw["queues"] if q["from"] in routers and (
-        q["name"] == raw.get("bottleneck") or q["max_len_pkts"] > 1 or q["drops"] or q["marks"])]
-    hidden = sum(1 for q in raw["queues"] if q["from"] in routers) - len(shown)
-    caption = f"{hidden} other router queues never held more than one packet" if hidden else None
-    table = Table(title="Router queues", title_justify="left", caption=caption, caption_justify="left")
+# Queues listed one per row at most; beyond, the ones that lost or marked most.
+LISTED_QUEUES = 20
+
+
+def _queues_table(raw: dict[str, Any]) -> Table:
+    # Congestion shows wherever a queue dropped, marked or held more than the packet in
+    # service, on a router or a host (a sender's own access queue overflows too); idle
+    # queues would bury those.
+    queues = raw["queues"]
+    busy = [q for q in queues if q["name"] == raw.get("bottleneck") or q["max_len_pkts"] > 1 or q["drops"] or q["marks"]]
+    shown, caption = busy, None
+    if len(busy) > LISTED_QUEUES:
+        busiest = sorted(range(len(busy)), key=lambda i: (
+            busy[i]["name"] != raw.get("bottleneck"), -(busy[i]["drops"] + busy[i]["marks"]), -busy[i]["max_len_pkts"], i))
+        shown = [busy[i] for i in sorted(busiest[:LISTED_QUEUES])]
+        caption = (f"the {LISTED_QUEUES} of {len(busy)} busy queues that dropped or marked most; "
+                   "--out DIR writes every queue (queues.parquet)")
+    elif len(queues) > len(busy):
+        caption = f"{len(queues) - len(busy)} other queues never held more than one packet, dropped or marked nothing"
+    table = Table(title="Queues", title_justify="left", caption=caption, caption_justify="left")
     for header in ("queue", "kind", "mean p", "sd p", "max p", "sojourn ms", "drops", "marks", "drop %", "util %"):
         table.add_column(header, justify="left" if header in ("queue", "kind") else "right")
     for queue in shown:
@@ -334,6 +371,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     console = _stdout_console()
     progress = not quiet and Console(stderr=True).is_terminal
     scenario = _load_within_memory(args)
+    if args.out:
+        _writable_dir(args.out)  # before the run, not after it
     try:
         result = run(scenario, seed=args.seed, progress=progress)
     except Exception as exc:
@@ -352,6 +391,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if not quiet:
             console.print(Text(f"wrote {len(written)} files to {args.out}: {', '.join(p.name for p in written)}"))
     return EXIT_OK
+
+
+def _writable_dir(path: str | Path, field: str = "--out") -> Path:
+    """``path`` as a directory this process can write into, created if missing; else a
+    ScenarioError naming ``field`` (a file there, a read-only place). Checked before any run,
+    so that a mistyped --out costs nothing and ends in one line, never an OSError."""
+    import os
+    import tempfile
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ScenarioError("", field, f"{one_line(str(out))} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".ccsim-write-test-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ScenarioError("", field, f"cannot write results to {one_line(str(out))}: {exc.strerror or exc}") from None
+    return out
 
 
 def _load_within_memory(args: argparse.Namespace) -> Any:
@@ -485,15 +544,28 @@ def _cmd_arima(args: argparse.Namespace) -> int:
     console = _stdout_console()
     console.print(Text(f"{args.file}: {described}; ARIMA(p,1,q) by conditional least squares, "
                        f"{best.n} innovations each"))
+    # A degenerate trace gets no chosen order, only the smallest AIC marked as such.
+    marker = "<- smallest AIC" if selection.degenerate else "<- chosen"
     table = Table(title="Orders (paper eq. 14-15, Table 1)", title_justify="left")
-    for header in ("model", "phi", "theta", "sigma^2", "AIC", "FPE", ""):
-        table.add_column(header, justify="left" if header in ("model", "phi", "theta", "") else "right")
+    for header in ("model", "phi", "theta", "sigma^2", "AIC", "FPE", "converged", ""):
+        table.add_column(header, justify="left" if header in ("model", "phi", "theta", "converged", "") else "right")
     for f in selection.fits:
         table.add_row(*map(_cell, (
             f.name, " ".join(f"{v:+.5f}" for v in f.phi) or "-", " ".join(f"{v:+.5f}" for v in f.theta) or "-",
-            f"{f.sigma2:.6g}", f"{f.aic:.6f}", f"{f.fpe:.6g}", "<- chosen" if f is best else "",
+            f"{f.sigma2:.6g}", f"{f.aic:.6f}", f"{f.fpe:.6g}", "yes" if f.converged else f"no ({f.iterations} evals)",
+            marker if f is best else "",
         )))
     console.print(table)
+    if selection.unconverged:
+        # Left out of the choice; say so when one of them would otherwise have won.
+        console.print(Text("not converged, left out of the choice: "
+                           + ", ".join(f.name for f in selection.unconverged)))
+        lower = [f.name for f in selection.unconverged if f.aic < best.aic]
+        if lower:
+            console.print(Text(f"  with a smaller AIC than {best.name}: {', '.join(lower)}"))
+    if selection.degenerate:
+        console.print(Text(f"no order chosen: {selection.degenerate}"))
+        return EXIT_OK
     agreement = "FPE agrees" if selection.best_by_fpe is best else f"FPE alone would pick {selection.best_by_fpe.name}"
     console.print(Text(f"chosen: {best.name} (smallest AIC; {agreement})"))
     coefficients = [f"phi{i} = {v:.5f}" for i, v in enumerate(best.phi, 1)]
@@ -505,8 +577,6 @@ def _cmd_arima(args: argparse.Namespace) -> int:
         theta = list(best.theta) + [0.0] * (1 - best.q)
         console.print(Text(f'  as ca-artt parameters: cc = {{ kind = "ca-artt", phi1 = {phi[0]:.5f}, '
                            f"phi2 = {phi[1]:.5f}, theta1 = {theta[0]:.5f} }}"))
-    if not best.converged:
-        console.print(Text("  warning: the least-squares iterations did not converge"))
     return EXIT_OK
 
 
@@ -527,7 +597,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         _fail("reproduce: --jobs must be at least 1")
         return EXIT_BAD_INPUT
-    for pid in known if args.paper == "all" else [args.paper]:
+    papers = known if args.paper == "all" else [args.paper]
+    for pid in papers:
+        _writable_dir(Path(args.out) / pid)  # each paper's directory, before any run
+    for pid in papers:
         report = reproduce.reproduce(pid, Path(args.out) / pid, quick=args.quick, jobs=args.jobs,
                                      progress=sys.stderr.isatty())
         print(f"{pid}: {report}")
@@ -555,6 +628,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             console.print(Text(line))
         return EXIT_OK
     progress = not args.quiet
+    _writable_dir(out)
     result = _resumable(args, out, lambda: sweep.run_sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler,
                                                            retry_failed=args.retry_failed, progress=progress))
     if isinstance(result, int):
@@ -562,6 +636,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not args.quiet:
         console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                            f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"))
+    _report_damaged(result, out)
     if result.lost:
         _fail(f"a worker process died: {result.lost} runs were left unfinished (the finished ones are kept in "
               f"{out}); rerun the same command to run them")
@@ -594,6 +669,15 @@ def _resumable(args: argparse.Namespace, out: Path, start: Any) -> Any:
         raise
 
 
+def _report_damaged(result: Any, out: Path) -> None:
+    """Say (on stderr, even with --quiet) that runs kept from an earlier session were damaged
+    and were run again: files in the output directory were cut short, changed or removed."""
+    damaged = getattr(result, "damaged", 0)
+    if damaged:
+        _fail(f"warning: {damaged} run{'s' if damaged != 1 else ''} kept in {out} {'were' if damaged != 1 else 'was'} "
+              "damaged (a file missing, cut short or changed) and ran again")
+
+
 def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
 
@@ -605,7 +689,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     spec = compare.prepare(args.file, ccs=_names(args.cc), queues=_names(args.queue), seeds=args.seeds,
                            overrides=args.overrides, master_seed=args.master_seed)
     compare.check_objective(spec, objective)
-    out = Path(args.out) if args.out else Path("results") / "compare" / Path(args.file).stem
+    out = _writable_dir(Path(args.out) if args.out else Path("results") / "compare" / Path(args.file).stem)
     console = _stdout_console()
     for note in spec.notes:
         console.print(Text(f"note: {note}"))
@@ -615,6 +699,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return result
     console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
                        f"{result.failed} failed"))
+    _report_damaged(result, out)
     table = result.table
     if not len(table) or not (table["status"] == "ok").any():
         first = table.iloc[0]["error"] if len(table) else "none finished"
@@ -652,6 +737,8 @@ def _cmd_smc(args: argparse.Namespace) -> int:
         raise ScenarioError("", "--test", "a test needs a probability bound in the query, e.g. "
                             f"'{args.query} >= 0.1'")
     _load_within_memory(args)  # each run must fit (checked once: every run has the same size)
+    if args.out:
+        _writable_dir(args.out)  # before the runs, not after them
     try:
         result = smc.check(args.file, query, epsilon=args.epsilon, alpha=args.alpha, runs=args.runs,
                            delta=args.delta, beta=args.beta, max_runs=args.max_runs, seed=args.seed,
@@ -671,7 +758,10 @@ def _cmd_smc(args: argparse.Namespace) -> int:
     for line in result.summary_lines():
         console.print(Text(line))
     if args.out:
-        written = result.write(args.out)
+        try:
+            written = result.write(args.out)
+        except OSError as exc:
+            raise ScenarioError("", "--out", f"cannot write results to {args.out}: {exc.strerror or exc}") from None
         console.print(Text(f"wrote {', '.join(p.name for p in written)} to {args.out}"))
     return EXIT_OK
 
@@ -687,8 +777,13 @@ _COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "ari
              "sweep": _cmd_sweep, "smc": _cmd_smc, "reproduce": _cmd_reproduce, "compare": _cmd_compare}
 
 
+# The longest error line: a message quotes values, and one quoting a huge value must not
+# become a huge line (ScenarioError cuts its parts; this holds for every message).
+MAX_ERROR_CHARS = 4000
+
+
 def _fail(message: str) -> None:
-    sys.stderr.write(f"ccsim: {message}\n")
+    sys.stderr.write(f"ccsim: {one_line(message, MAX_ERROR_CHARS)}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,11 +17,15 @@ What is varied (docs/compare.md):
 Per run: bottleneck utilization, goodput, Jain's index (overall and within each flow group),
 mean and 99th-percentile queueing delay at the bottleneck (the engine's sojourn histogram),
 drop ratio, retransmissions and, with control loops, ITAE. Per combination: mean, standard
-deviation and a Student-t 95 % confidence interval over the seeds.
+deviation and a Student-t 95 % confidence interval over the seeds, clipped to the metric's range
+(Jain's index and ratios within [0, 1], rates and delays >= 0).
 
 Objective: a weighted sum of metrics, each scaled (see ``Objective``), scored per run; ranked by
-the mean score; combinations whose scores the seeds cannot tell apart from the best remaining
-one share a tier (Welch's t-test against that best, Holm-corrected at alpha = 0.05).
+the mean score. Tiers are contiguous blocks of ranks: the best remaining combination and the
+combinations ranked right below it that a t-test cannot separate from it (paired over the
+common seeds, Welch's when the cells' seeds differ; Holm-corrected at alpha = 0.05). Where the
+test separates nothing, the report gives the interval of the score difference, i.e. what these
+seeds could have detected. The statistics are scipy's (``scipy.stats``).
 """
 
 from __future__ import annotations
@@ -38,11 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from scipy import stats
+
 from .errors import ScenarioError
 from .overrides import apply_overrides
 from .scenario import from_dict, read_toml
 from .metrics import jain
-from .smc import betainc
 
 __all__ = [
     "CompareSpec",
@@ -58,7 +64,10 @@ __all__ = [
     "run_compare",
     "analyse",
     "write_report",
-    "t_quantile",
+    "Difference",
+    "difference",
+    "mean_ci",
+    "clip_interval",
     "welch_test",
     "holm",
 ]
@@ -89,16 +98,21 @@ class Metric:
     higher_is_better: bool
     unit: str  # how it is printed: "", "ms", "Mbps", "%"
     scaled: bool  # divided by its mean over all runs in a score (False: already 0..1)
+    # The values the metric can take; confidence intervals are clipped to them (a t interval
+    # over few seeds reaches past them: Jain's index 0.51 ± 2.86 over 2 seeds).
+    bounds: tuple[float, float] = (0.0, math.inf)
 
+
+UNIT_INTERVAL = (0.0, 1.0)
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("utilization", "utilization", True, "%", False),
+    Metric("utilization", "utilization", True, "%", False, UNIT_INTERVAL),
     Metric("goodput", "goodput", True, "Mbps", True),
-    Metric("jain", "Jain", True, "", False),
-    Metric("jain_groups", "Jain within groups (mean)", True, "", False),
+    Metric("jain", "Jain", True, "", False, UNIT_INTERVAL),
+    Metric("jain_groups", "Jain within groups (mean)", True, "", False, UNIT_INTERVAL),
     Metric("mean_delay", "mean queueing delay", False, "ms", True),
     Metric("p99_delay", "p99 queueing delay", False, "ms", True),
-    Metric("drop_ratio", "drop ratio", False, "%", False),
+    Metric("drop_ratio", "drop ratio", False, "%", False, UNIT_INTERVAL),
     Metric("retransmissions", "retransmissions", False, "", True),
     Metric("itae", "ITAE", False, "", True),
 )}
@@ -123,7 +137,7 @@ def metric_of(name: str) -> Metric:
     if name in METRICS:
         return METRICS[name]
     if name.startswith("jain."):
-        return Metric(name, f"Jain in {name[5:]}", True, "", False)
+        return Metric(name, f"Jain in {name[5:]}", True, "", False, UNIT_INTERVAL)
     raise KeyError(name)
 
 
@@ -253,59 +267,116 @@ def parse_objective(text: str, where: str = "--objective") -> Objective:
     return objective
 
 
-# --- statistics -------------------------------------------------------------------------------
+# --- statistics ---------------------------------------------------------------------------------
+#
+# Every distribution and test is scipy's. What is written here is only the handling of samples
+# without spread (scipy's t statistic is then 0/0 or infinite) and Holm's step-down procedure,
+# which scipy does not have (statsmodels has it; the tests compare with it).
 
-def t_sf2(t: float, df: float) -> float:
-    """Two-sided tail probability P(|T| >= |t|) of Student's t with ``df`` degrees of freedom."""
-    if math.isinf(t):
-        return 0.0
-    return float(betainc(df / (df + t * t), df / 2.0, 0.5))
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The ``p``-quantile (p > 0.5) of Student's t, by bisection on the tail probability."""
-    target = 2.0 * (1.0 - p)
-    lo, hi = 0.0, 1.0
-    while t_sf2(hi, df) > target:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_sf2(mid, df) > target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2.0
+LEVEL = 1.0 - ALPHA  # of every confidence interval
+# Relative spread below which a sample counts as constant (a scenario without a random element
+# gives the same run on every seed; differences of equal floats are exactly 0).
+NO_SPREAD = 1e-12
 
 
-def mean_ci(values: list[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean, sample standard deviation and the half-width of the Student-t interval (NaN
-    with fewer than two values)."""
+def mean_ci(values: list[float], level: float = LEVEL) -> tuple[float, float, float]:
+    """Mean, sample standard deviation and the half-width t(0.5 + level/2, n-1) s/sqrt(n) of the
+    Student-t interval of the mean (NaN with fewer than two values)."""
     n = len(values)
     if n == 0:
         return math.nan, math.nan, math.nan
-    mean = sum(values) / n
+    x = np.asarray(values, dtype=float)
+    mean = float(x.mean())
     if n < 2:
         return mean, math.nan, math.nan
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, sd, t_quantile(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n)
+    sd = float(x.std(ddof=1))
+    return mean, sd, float(stats.t.ppf(0.5 + level / 2.0, n - 1)) * sd / math.sqrt(n)
+
+
+def clip_interval(mean: float, half: float, bounds: tuple[float, float]) -> tuple[float, float]:
+    """The interval mean ± half within ``bounds`` (NaN when there is no interval)."""
+    if math.isnan(mean) or math.isnan(half):
+        return math.nan, math.nan
+    lo, hi = bounds
+    return max(mean - half, lo), min(mean + half, hi)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The difference a - b of the mean scores of two cells: its estimate, its 95 % interval and
+    the two-sided p-value of "no difference", by ``test`` over ``n`` seeds (pairs when paired).
+
+    The interval's half-width is what the seeds can resolve: a difference smaller than it would
+    not be significant (uncorrected), whatever its sign."""
+
+    test: str  # "paired t" or "Welch t"
+    n: int
+    diff: float
+    lo: float
+    hi: float
+    p: float
+
+    @property
+    def resolution(self) -> float:
+        return (self.hi - self.lo) / 2.0
+
+
+def _no_spread(samples: list[np.ndarray], diff: float, test: str, n: int) -> Difference | None:
+    """The test of samples without spread, which scipy cannot compute: equal means tie (p = 1),
+    different ones differ (p = 0); None when there is spread (scipy's case)."""
+    scale = max([float(np.abs(x).max()) for x in samples] + [1e-300])
+    if any(float(np.ptp(x)) > NO_SPREAD * scale for x in samples):
+        return None
+    p = 1.0 if abs(diff) <= NO_SPREAD * scale else 0.0
+    return Difference(test, n, diff, diff, diff, p)
+
+
+def _quiet(test: Any, *args: Any, **kwargs: Any) -> Any:
+    """A scipy test without its warning about a nearly constant sample: the variance of a
+    constant sample (DropTail pinned at its limit) is 0, which is the right answer."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
+        return test(*args, **kwargs)
+
+
+def difference(a: dict[int, float], b: dict[int, float]) -> Difference | None:
+    """The difference a - b of two cells' scores (seed -> score): a paired t-test
+    (``scipy.stats.ttest_rel``) when both cells ran the same seeds, two or more, since the
+    seeds are common and pairing removes what the seed does to both; Welch's
+    (``scipy.stats.ttest_ind(equal_var=False)``) when their seeds differ (a failed run). None
+    when either cell has fewer than two runs."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    if set(a) == set(b):
+        seeds = sorted(a)
+        x = np.array([a[s] for s in seeds], dtype=float)
+        y = np.array([b[s] for s in seeds], dtype=float)
+        d = x - y
+        fixed = _no_spread([d], float(d.mean()), "paired t", len(d))
+        if fixed is not None:
+            return fixed
+        res = _quiet(stats.ttest_rel, x, y)
+        test = "paired t"
+    else:
+        x = np.array(list(a.values()), dtype=float)
+        y = np.array(list(b.values()), dtype=float)
+        fixed = _no_spread([x, y], float(x.mean() - y.mean()), "Welch t", min(len(x), len(y)))
+        if fixed is not None:
+            return fixed
+        res = _quiet(stats.ttest_ind, x, y, equal_var=False)
+        test = "Welch t"
+    ci = res.confidence_interval(LEVEL)
+    return Difference(test, min(len(x), len(y)), float(x.mean() - y.mean()), float(ci.low), float(ci.high),
+                      float(res.pvalue))
 
 
 def welch_test(a: list[float], b: list[float]) -> float:
-    """Two-sided p-value of Welch's t-test for equal means (Welch-Satterthwaite df). Equal
-    samples without spread give 1; different means without spread give 0."""
-    na, nb = len(a), len(b)
-    if na < 2 or nb < 2:
-        return math.nan
-    ma, mb = sum(a) / na, sum(b) / nb
-    va = sum((x - ma) ** 2 for x in a) / (na - 1)
-    vb = sum((x - mb) ** 2 for x in b) / (nb - 1)
-    se2 = va / na + vb / nb
-    scale = max(abs(ma), abs(mb), 1e-300)
-    if se2 <= (1e-12 * scale) ** 2:
-        return 1.0 if abs(ma - mb) <= 1e-12 * scale else 0.0
-    t = (ma - mb) / math.sqrt(se2)
-    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1)) if va + vb > 0 else na + nb - 2
-    return t_sf2(t, df)
+    """Two-sided p-value of Welch's t-test for equal means (scipy), NaN with fewer than two
+    values on a side. Equal samples without spread give 1; different means without spread give 0."""
+    d = difference(dict(enumerate(a)), {len(a) + i: v for i, v in enumerate(b)})
+    return math.nan if d is None else d.p
 
 
 def holm(pvalues: list[float], alpha: float = ALPHA) -> list[bool]:
@@ -680,7 +751,9 @@ def analyse(spec: CompareSpec, objective: Objective, out: str | Path, table: Any
         for m in metrics + ["score"]:
             values = [float(v) for v in sel[m] if v is not None and not pd.isna(v)] if len(sel) else []
             mean, sd, half = mean_ci(values)
+            bounds = (-math.inf, math.inf) if m == "score" else metric_of(m).bounds
             row[f"{m}_mean"], row[f"{m}_sd"], row[f"{m}_ci95"] = mean, sd, half
+            row[f"{m}_ci95_lo"], row[f"{m}_ci95_hi"] = clip_interval(mean, half, bounds)
         violated = [c.text for c in objective.constraints if not c.holds(row.get(f"{c.metric}_mean"))]
         row["feasible"] = bool(len(sel)) and not violated and not math.isnan(row["score_mean"])
         row["violated"] = ", ".join(violated) if len(sel) else "no finished run"
@@ -690,56 +763,62 @@ def analyse(spec: CompareSpec, objective: Objective, out: str | Path, table: Any
     frame["_order"] = frame["score_mean"].where(frame["feasible"], -math.inf).fillna(-math.inf)
     frame = frame.sort_values("_order", ascending=False, kind="stable").drop(columns="_order").reset_index(drop=True)
     frame.insert(0, "rank", range(1, len(frame) + 1))
-    frame["tier"] = _tiers(frame, runs)
-    frame["same_as_best_p"] = _p_vs_best(frame, runs)
+    tiers, versus = _tiers(frame, runs)
+    frame["tier"] = tiers
+    # Each feasible combination against the best: the test's p-value (uncorrected), whether
+    # the tiers' first round (Holm) separated them, and the interval of the score difference.
+    frame["same_as_best_p"] = [None if v is None else v[0].p for v in versus]
+    frame["vs_best_separated"] = [None if v is None else v[1] for v in versus]
+    frame["vs_best_test"] = [None if v is None else v[0].test for v in versus]
+    frame["vs_best_diff"] = [None if v is None else v[0].diff for v in versus]
+    frame["vs_best_ci95_lo"] = [None if v is None else v[0].lo for v in versus]
+    frame["vs_best_ci95_hi"] = [None if v is None else v[0].hi for v in versus]
     total = len(combos) * spec.seeds
     return Comparison(spec=spec, objective=objective, runs=runs, table=frame, metrics=metrics, scales=scales,
                       failed=failed, missing=total - len(runs) - failed)
 
 
-def _scores(runs: Any, cc: str, queue: str) -> list[float]:
+def _scores(runs: Any, cc: str, queue: str) -> dict[int, float]:
+    """The cell's scores by seed."""
     sel = runs[(runs["cc"] == cc) & (runs["queue"] == queue)]
-    return [float(v) for v in sel["score"] if not math.isnan(v)]
+    return {int(seed): float(v) for seed, v in zip(sel["seed"], sel["score"]) if not math.isnan(v)}
 
 
-def _tiers(frame: Any, runs: Any) -> list[int | None]:
-    """Tiers of the feasible combinations, best first: the best remaining combination and every
-    remaining one whose scores Welch's test cannot tell from its scores (Holm over the
-    comparisons of the round, alpha 0.05) share a tier. Infeasible ones get none."""
+def _tiers(frame: Any, runs: Any) -> tuple[list[int | None], list[tuple[Difference, bool] | None]]:
+    """Tiers of the feasible combinations (infeasible ones get none), and for each feasible one
+    but the best, its ``difference`` from the best and whether the first round separated them.
+
+    A tier is a contiguous block of ranks, so that a combination never sits in a better tier
+    than one ranked above it: each round compares the best remaining combination (the head)
+    with every remaining one (Holm over the round, alpha 0.05); the head's tier takes the
+    combinations ranked right below it down to, not including, the first one the test
+    separates from the head (or cannot test: fewer than two runs), which opens the next round.
+    A combination further down that the test does not separate from the head still goes to a
+    later tier: it ranks below one that is separated."""
     order = [i for i in range(len(frame)) if frame.loc[i, "feasible"]]
     tiers: list[int | None] = [None] * len(frame)
+    versus: list[tuple[Difference, bool] | None] = [None] * len(frame)
+    scores = {i: _scores(runs, frame.loc[i, "cc"], frame.loc[i, "queue"]) for i in order}
     tier = 0
+    first = True
     while order:
         tier += 1
         head, rest = order[0], order[1:]
         tiers[head] = tier
-        best = _scores(runs, frame.loc[head, "cc"], frame.loc[head, "queue"])
-        pvals = [welch_test(best, _scores(runs, frame.loc[i, "cc"], frame.loc[i, "queue"])) for i in rest]
-        if any(math.isnan(p) for p in pvals):
-            # Fewer than two seeds: nothing can be told apart or together; a strict order.
-            order = rest
-            continue
-        rejected = holm(pvals)
-        same = [i for i, rej in zip(rest, rejected) if not rej]
-        for i in same:
-            tiers[i] = tier
-        order = [i for i, rej in zip(rest, rejected) if rej]
-    return tiers
-
-
-def _p_vs_best(frame: Any, runs: Any) -> list[float | None]:
-    feasible = [i for i in range(len(frame)) if frame.loc[i, "feasible"]]
-    if not feasible:
-        return [None] * len(frame)
-    best = _scores(runs, frame.loc[feasible[0], "cc"], frame.loc[feasible[0], "queue"])
-    out: list[float | None] = []
-    for i in range(len(frame)):
-        if i == feasible[0] or not frame.loc[i, "feasible"]:
-            out.append(None)
-        else:
-            p = welch_test(best, _scores(runs, frame.loc[i, "cc"], frame.loc[i, "queue"]))
-            out.append(None if math.isnan(p) else p)
-    return out
+        diffs = [difference(scores[head], scores[i]) for i in rest]
+        testable = [k for k, d in enumerate(diffs) if d is not None]
+        rejected = dict(zip(testable, holm([diffs[k].p for k in testable])))
+        if first:
+            for k, i in enumerate(rest):
+                if diffs[k] is not None:
+                    versus[i] = (diffs[k], rejected[k])
+            first = False
+        joined = 0
+        while joined < len(rest) and diffs[joined] is not None and not rejected[joined]:
+            tiers[rest[joined]] = tier
+            joined += 1
+        order = rest[joined:]
+    return tiers, versus
 
 
 # --- commands ---------------------------------------------------------------------------------
@@ -808,29 +887,60 @@ def verdict_lines(cmp: Comparison) -> list[str]:
     if cmp.spec.seeds >= 2 and len(cmp.runs) and (cmp.table["score_sd"].fillna(0.0) == 0.0).all():
         lines.append("Every combination gave the same result on every seed: the scenario has no random element "
                      "(start windows, loss, randomized AQMs), so the seeds add nothing and the tiers are the order.")
-    if cmp.spec.seeds < 2:
-        lines.append("One seed: no test can tell combinations apart or together, so the tiers are just the "
-                     "order; run --seeds 2 or more.")
+    seeds = cmp.spec.seeds
+    if seeds < 2:
+        lines.append("Warning: one seed: no test can tell combinations apart or together, so the tiers are just "
+                     "the order; run --seeds 3 or more.")
+    elif seeds < 3:
+        t1, t3, t5 = (float(stats.t.ppf(1.0 - ALPHA / 2.0, n - 1)) for n in (seeds, 3, 5))
+        lines.append(f"Warning: only {seeds} seeds. A t-test over {seeds} seeds has {seeds - 1} degree of freedom "
+                     f"(t = {t1:.2f}, against {t3:.2f} with 3 seeds and {t5:.2f} with 5): it separates only "
+                     f"differences about {t1:.0f} times their standard error, so a shared tier means too few "
+                     "seeds, not equal combinations. Run --seeds 3 or more.")
     if len(tier1) > 1:
-        lines.append(f"Statistically indistinguishable from it over {cmp.spec.seeds} seeds (tier 1): {names}.")
+        lines.append(f"Tier 1, not separated from it by the test over {seeds} seeds: {names}. Not separated does "
+                     "not mean equal: each line below says what these seeds could detect.")
+    me = f"{best['cc']}+{best['queue']}"
+    compared = int(table["vs_best_test"].notna().sum())
     for _, row in table.iterrows():
         if row["rank"] == 1:
             continue
         reason = cmp.why(best, row)
-        status = f"tier {int(row['tier'])}" if row["feasible"] else f"infeasible ({row['violated']})"
-        relation = "ahead of, but not told apart from," if row["feasible"] and row["tier"] == 1 else "above"
-        lines.append(f"{best['cc']}+{best['queue']} {relation} {row['cc']}+{row['queue']} ({status}): {reason}")
+        other = f"{row['cc']}+{row['queue']}"
+        if not row["feasible"]:
+            lines.append(f"{me} above {other} (infeasible ({row['violated']})): {reason}")
+            continue
+        tier = int(row["tier"])
+        if pd_isna(row["vs_best_test"]):
+            lines.append(f"{me} ahead of {other} (tier {tier}; untested: fewer than two runs): {reason}")
+        elif bool(row["vs_best_separated"]):
+            lines.append(f"{me} above {other} (tier {tier}): {reason}")
+        else:
+            n = int(min(best["seeds"], row["seeds"]))
+            lo, hi = row["vs_best_ci95_lo"], row["vs_best_ci95_hi"]
+            interval = (f"score difference {row['vs_best_diff']:.3f}, 95 % interval {lo:.3f} to {hi:.3f} "
+                        f"({row['vs_best_test']})")
+            if lo <= 0.0 <= hi:
+                lines.append(f"{me} ahead of {other} (tier {tier}), which {n} seeds cannot separate: {interval}, "
+                             f"so these seeds detect only differences beyond ±{(hi - lo) / 2.0:.3f}: {reason}")
+            else:
+                # Significant on its own, not once corrected for the comparisons with the best.
+                lines.append(f"{me} ahead of {other} (tier {tier}), which {n} seeds do not separate once corrected "
+                             f"for the {compared} comparisons with {me} (Holm; p = {row['same_as_best_p']:.3g} "
+                             f"alone): {interval}: {reason}")
     return lines
 
 
 def print_table(cmp: Comparison, console: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
     short = {"utilization": "util", "jain": "Jain", "jain_groups": "Jain in groups", "mean_delay": "delay",
              "p99_delay": "p99 delay", "drop_ratio": "drops", "retransmissions": "retx", "itae": "ITAE"}
     shown = [m for m in short if m in cmp.metrics]
-    t = Table(title=f"{Path(cmp.spec.file).name}: {cmp.objective.describe()} ({cmp.spec.seeds} seeds, mean ± 95 % CI)")
+    t = Table(title=escape(f"{Path(cmp.spec.file).name}: {cmp.objective.describe()} ({cmp.spec.seeds} seeds, "
+                           "mean ± 95 % CI; [low, high] where the metric's range clips it)"))
     for col in ["rank", "tier", "cc", "queue", "score"] + [short[m] for m in shown]:
         t.add_column(col, justify="right" if col not in ("cc", "queue") else "left")
     for _, row in cmp.table.iterrows():
@@ -858,7 +968,15 @@ def _pm(row: Any, metric: str, raw: bool = False) -> str:
     text = format_value(metric, mean)
     if pd_isna(half):
         return text
-    return f"{text} ± {format_value(metric, half).split(' ')[0]}"
+
+    def number(value: float) -> str:
+        return format_value(metric, value).split(" ")[0]
+
+    lo, hi = row.get(f"{metric}_ci95_lo"), row.get(f"{metric}_ci95_hi")
+    if lo is not None and hi is not None and not pd_isna(lo) and (lo > mean - half or hi < mean + half):
+        # Clipped to the metric's range: no longer mean ± half.
+        return f"{text} [{number(lo)}, {number(hi)}]"
+    return f"{text} ± {number(half)}"
 
 
 def _png(fig: Any) -> str:
@@ -902,17 +1020,20 @@ def _pareto_figure(cmp: Comparison) -> str:
     for ax, (metric, scale, label, more_better) in zip(axes, panels):
         xs = [float(v) * 100 for v in t["utilization_mean"]]
         ys = [float(v) * scale for v in t[f"{metric}_mean"]]
-        xe = [0 if pd_isna(v) else float(v) * 100 for v in t["utilization_ci95"]]
-        ye = [0 if pd_isna(v) else float(v) * scale for v in t[f"{metric}_ci95"]]
         ok = [i for i in range(len(xs)) if not (math.isnan(xs[i]) or math.isnan(ys[i]))]
         front = set(ok[k] for k in pareto_front([(xs[i], ys[i]) for i in ok], True, more_better))
+
+        def err(name: str, i: int, value: float, factor: float) -> list[list[float]]:
+            # The interval as computed, within the metric's range (none with one seed).
+            lo, hi = t.loc[i, f"{name}_ci95_lo"], t.loc[i, f"{name}_ci95_hi"]
+            if pd_isna(lo) or pd_isna(hi):
+                return [[0.0], [0.0]]
+            return [[max(0.0, value - lo * factor)], [max(0.0, hi * factor - value)]]
+
         for i in ok:
             on = i in front
-            # Intervals drawn within each metric's range (utilization 0..100 %, Jain 0..1,
-            # delay >= 0): a t interval over few seeds can reach past what is possible.
-            y_hi = 1.0 if metric == "jain" else math.inf
-            xerr = [[min(xe[i], xs[i])], [min(xe[i], max(0.0, 100.0 - xs[i]))]]
-            yerr = [[min(ye[i], ys[i])], [min(ye[i], max(0.0, y_hi - ys[i]))]]
+            xerr = err("utilization", i, xs[i], 100.0)
+            yerr = err(metric, i, ys[i], scale)
             ax.errorbar(xs[i], ys[i], xerr=xerr, yerr=yerr, fmt="o", ms=7 if on else 5,
                         color="tab:red" if on else "tab:gray", alpha=0.9, capsize=2)
             ax.annotate(f"{t.loc[i, 'cc']}+{t.loc[i, 'queue']}", (xs[i], ys[i]), fontsize=7,
@@ -979,9 +1100,10 @@ img { max-width: 100%; }
 
 
 def write_report(cmp: Comparison, out: str | Path) -> list[Path]:
-    """``report.html`` (self-contained: inline CSS, figures as base64 PNG, no scripts),
-    ``comparison.parquet``/``.csv`` (one row per combination, ranked), ``runs_metrics.parquet``
-    /``.csv`` (one row per run, with its score) and ``compare.json``."""
+    """``report.html`` (self-contained: inline CSS, figures as base64 PNG, one inline script
+    that only counts the decoded figures), ``comparison.parquet``/``.csv`` (one row per
+    combination, ranked), ``runs_metrics.parquet``/``.csv`` (one row per run, with its score)
+    and ``compare.json``."""
     out = Path(out)
     written = []
     cmp.table.to_parquet(out / "comparison.parquet", index=False)
@@ -1016,8 +1138,11 @@ def _html(cmp: Comparison, out: Path, info: dict[str, Any]) -> str:
     parts.append(f"<p>Objective <b>{e(cmp.objective.text)}</b>: {e(cmp.objective.describe())}. "
                  f"{cmp.spec.seeds} seeds per combination (common seeds); bottleneck queue "
                  f"<code>{e(cmp.spec.bottleneck)}</code> (<code>{e(cmp.spec.queue_key)}</code>). Mean ± half-width of "
-                 "the Student-t 95 % interval over seeds. Tiers: combinations whose scores Welch's t-test "
-                 "(Holm-corrected, alpha 0.05) cannot tell from the best remaining one share a tier.</p>")
+                 "the Student-t 95 % interval over seeds; [low, high] where the metric's range (0 to 1 for Jain's "
+                 "index and ratios, 0 up for rates and delays) clips it. Tiers: contiguous blocks of ranks; a "
+                 "combination shares the tier of the best remaining one while a t-test of their scores (paired "
+                 "over the common seeds, Holm-corrected, alpha 0.05) does not separate it, nor any ranked "
+                 "between them. p vs best: that test, uncorrected.</p>")
     parts.append("<h2>Verdict</h2><ul id=\"verdict\">")
     parts += [f"<li>{e(line)}</li>" for line in info["verdict"]]
     parts.append("</ul>")

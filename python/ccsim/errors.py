@@ -13,10 +13,43 @@ from typing import Any
 
 from pydantic import ValidationError
 
-__all__ = ["ScenarioError", "FieldError", "format_path", "scenario_error_from_validation"]
+__all__ = ["ScenarioError", "FieldError", "format_path", "scenario_error_from_validation", "show", "one_line"]
 
 # A scenario built in Python (or passed as a dict) has no file; errors say so.
 NO_FILE = "<scenario>"
+
+# How much of a bad value an error quotes, and how long one part of an error line may be: a
+# value is quoted to be recognised, not reproduced (a 2 MB string must not become a 2 MB line).
+SHOWN_CHARS = 60
+MAX_PART_CHARS = 1000
+# Integers this long are described by their size: their repr is long, and above 4300 digits
+# Python refuses to make one (int_max_str_digits).
+_SHOWN_INT_BITS = 100
+
+
+def show(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message, cut to about ``limit`` characters; never raises
+    (a huge integer is described by its number of digits, a broken ``__repr__`` by its type)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _SHOWN_INT_BITS:
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
+    try:
+        text = repr(value)
+    except Exception:  # e.g. a container holding a huge integer
+        return f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
+
+
+def one_line(text: str, limit: int = MAX_PART_CHARS) -> str:
+    """``text`` as one line of at most about ``limit`` characters: line breaks and other
+    control characters escaped as in a Python string, the middle of a long text cut."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        text = "".join(repr(c)[1:-1] if ord(c) < 0x20 or ord(c) == 0x7F else c for c in text)
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 25, limit // 2, 3)
+    head, tail = keep - keep // 3, keep // 3  # the start says most (a key, the file's name)
+    return f"{text[:head]}...({len(text) - head - tail} characters cut)...{text[len(text) - tail:]}"
 
 
 class ScenarioError(ValueError):
@@ -30,7 +63,8 @@ class ScenarioError(ValueError):
         self.message = message
 
     def __str__(self) -> str:
-        parts = [p for p in (self.file, self.field, self.message) if p]
+        # One line, of bounded length, whatever the file name, key or value quoted.
+        parts = [one_line(str(p)) for p in (self.file, self.field, self.message) if p]
         return ": ".join(parts)
 
 
@@ -81,8 +115,7 @@ def _strip_union_tags(loc: Sequence[int | str]) -> list[int | str]:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return show(value)
 
 
 def _message(error: Any) -> tuple[str, str]:
@@ -100,7 +133,7 @@ def _message(error: Any) -> tuple[str, str]:
     if kind == "extra_forbidden":
         return "", "unknown field"
     if kind == "union_tag_invalid":
-        return "kind", f"unknown kind {ctx.get('tag')!r}; allowed: {ctx.get('expected_tags')}"
+        return "kind", f"unknown kind {show(ctx.get('tag'))}; allowed: {ctx.get('expected_tags')}"
     if kind == "union_tag_not_found":
         return "kind", "required field missing"
     if kind in ("model_type", "model_attributes_type", "dict_type"):

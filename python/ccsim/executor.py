@@ -23,6 +23,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -41,9 +42,93 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _ignore_sigint() -> None:
-    # Pool workers leave Ctrl-C to the parent, which decides what to keep and ends them.
+# Local worker processes at most (the pool's C-level limits are far above what a machine runs).
+MAX_JOBS = 1024
+
+# Schemes whose addresses are HOST:PORT.
+_HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")
+
+
+def check_scheduler_address(address: str) -> None:
+    """ValueError unless ``address`` looks like a Dask scheduler's: ``[SCHEME://]HOST:PORT``."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import backends
+
+    if not isinstance(address, str) or not address or any(c.isspace() for c in address):
+        raise ValueError("expected an address such as tcp://10.0.0.5:8786")
+    try:
+        scheme, location = parse_address(address)
+        if scheme not in backends:
+            raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(sorted(backends))}")
+        if scheme in _HOST_PORT_SCHEMES:
+            host, port = parse_host_port(location)
+            if not host or not 0 < int(port) < 65536:
+                raise ValueError("no host, or a port outside 1..65535")
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"expected an address such as tcp://10.0.0.5:8786 ({exc})") from None
+
+
+def _connect(address: str) -> Any:
+    """A ``distributed.Client`` connected to the scheduler at ``address``.
+
+    A Client whose constructor fails is still finalised by the garbage collector, which closes
+    it through its event loop with a 20 s timeout, after the error has been reported: mark such
+    a client closed and stop its loop here, so that the failure is all the caller sees.
+    """
+    from dask.distributed import Client  # imported on use: local sweeps need no Dask
+
+    check_scheduler_address(address)
+    client = Client.__new__(Client)
+    try:
+        client.__init__(address, set_as_default=False, timeout="10s")
+    except BaseException:
+        try:
+            client.status = "closed"
+            client._loop_runner.stop()
+        except Exception:  # pragma: no cover - a Dask version without these attributes
+            pass
+        raise
+    return client
+
+
+# How often a local worker checks that the process that started it is still there.
+PARENT_POLL_S = 0.25
+
+
+def _worker_init(parent: int) -> None:
+    """Set up a local worker process: Ctrl-C is left to the parent, which decides what to keep
+    and ends the workers; and the worker ends itself when the parent is gone.
+
+    A parent killed outright (SIGKILL, the out-of-memory killer) never ends its workers: they
+    wait on the pool's call queue, whose write end every worker holds too, so they would wait
+    for ever under init, and keep multiprocessing's resource tracker alive with them. A daemon
+    thread polls the parent's pid (the worker is re-parented when the parent dies) and exits at
+    once; the engine releases the GIL while it simulates, so this also stops a run midway.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.getppid() != parent:  # the parent died before this worker got here
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), name="ccsim-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)  # no cleanup: the results have no reader
+
+
+def _until_no_cancelled_call(manager: Any, timeout_s: float = 1.0) -> None:
+    """Wait (briefly) until the pool's manager thread holds no cancelled call: calls cancelled
+    by an earlier iterator stay in its table until it next looks at it."""
+    deadline = time.monotonic() + timeout_s
+    while manager is not None and manager.is_alive() and time.monotonic() < deadline:
+        try:
+            items = list(getattr(manager, "pending_work_items", {}).values())
+        except RuntimeError:  # the thread changed the table meanwhile: look again
+            continue
+        if not any(item.future.cancelled() for item in items):
+            return
+        time.sleep(0.005)
 
 
 class Executor:
@@ -53,15 +138,15 @@ class Executor:
     def __init__(self, jobs: int | None = None, scheduler: str | None = None) -> None:
         if jobs is not None and scheduler is not None:
             raise ValueError("give either jobs (local processes) or a scheduler address, not both")
-        if jobs is not None and jobs < 1:
-            raise ValueError(f"jobs must be at least 1, got {jobs}")
+        if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+            raise ValueError(f"jobs must be in 1..{MAX_JOBS}, got {jobs}")
         self.scheduler = scheduler
         self._client: Any = None
         self._pool: cf.ProcessPoolExecutor | None = None
+        self._abandoned: set[Any] = set()
+        """Local calls an iterator left unfinished when it was closed early (see imap_unordered)."""
         if scheduler is not None:
-            from dask.distributed import Client  # imported on use: local sweeps need no Dask
-
-            self._client = Client(scheduler, set_as_default=False, timeout="10s")
+            self._client = _connect(scheduler)
             self.workers = max(1, sum(w.get("nthreads", 1) for w in self._client.scheduler_info()["workers"].values()))
             self.description = f"Dask cluster at {scheduler} ({self.workers} worker threads)"
         else:
@@ -69,7 +154,8 @@ class Executor:
             self._pool = cf.ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_ignore_sigint,
+                initializer=_worker_init,
+                initargs=(os.getpid(),),
             )
             self.description = f"{self.workers} local process{'es' if self.workers != 1 else ''}"
 
@@ -103,6 +189,7 @@ class Executor:
         by default); ``args`` is read lazily, so it may be endless. Closing the iterator early
         cancels what has not started."""
         limit = in_flight or 4 * self.workers
+        self._drop_abandoned()
         source = iter(enumerate(args))
         pending: dict[Any, int] = {}
         exhausted = False
@@ -135,8 +222,22 @@ class Executor:
                     else:
                         yield index, value, None
         finally:
-            for future in pending:
-                future.cancel()
+            if self._client is not None:
+                for future in pending:
+                    future.cancel()
+            else:
+                # Not cancelled here: a local pool that is then killed (an interrupted sweep)
+                # fails every call it still holds with BrokenProcessPool from its manager thread,
+                # and a future cancelled from outside makes that thread die with
+                # InvalidStateError, a traceback printed after the sweep's last line. close()
+                # lets the pool cancel them itself; a next iterator cancels them first.
+                self._abandoned.update(pending)
+
+    def _drop_abandoned(self) -> None:
+        """Cancel the calls an earlier iterator left (those that have not started)."""
+        for future in self._abandoned:
+            future.cancel()
+        self._abandoned.clear()
 
     # --- shutting down ----------------------------------------------------------------------
 
@@ -147,10 +248,18 @@ class Executor:
             self._client = None
         if self._pool is not None:
             pool, self._pool = self._pool, None
+            self._abandoned.clear()
             if kill:
                 # The pool has no public way to stop calls that are running; its processes are
-                # ours, so end them (their unfinished calls are lost by definition).
-                processes = list(getattr(pool, "_processes", {}).values())
+                # ours, so end them (their unfinished calls are lost by definition). First the
+                # pool is shut down with its queued calls cancelled by its own manager thread
+                # (so that none is cancelled from outside when the thread, seeing the workers
+                # die, fails what it holds), then the workers are ended.
+                processes = list((getattr(pool, "_processes", None) or {}).values())
+                result_queue = getattr(pool, "_result_queue", None)
+                manager = getattr(pool, "_executor_manager_thread", None)
+                pool.shutdown(wait=False, cancel_futures=True)
+                _until_no_cancelled_call(manager)
                 for process in processes:
                     if process.is_alive():
                         process.terminate()
@@ -160,10 +269,10 @@ class Executor:
                 # result pipe; the pool's manager thread would wait for the rest for ever, and
                 # the interpreter for that thread at exit. With the workers gone, closing this
                 # process's own end of the pipe lets the thread read end-of-file instead.
-                result_queue = getattr(pool, "_result_queue", None)
                 if result_queue is not None:
                     result_queue._writer.close()
-            pool.shutdown(wait=not kill, cancel_futures=True)
+                return
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Executor:
         return self

@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from . import units
-from .errors import NO_FILE, FieldError, scenario_error_from_validation
+from .errors import NO_FILE, FieldError, scenario_error_from_validation, show
 from .registry import FAMILY_TITLES, get_registry
 
 __all__ = [
@@ -96,7 +96,7 @@ def _parse_window(value: Any) -> tuple[int, int | None]:
         low_text, _, high_text = value.partition("..")
         low, high = units.parse_time(low_text.strip()), units.parse_time(high_text.strip())
         if high <= low:
-            raise units.UnitError(f"{value!r}: the window's end must be after its start")
+            raise units.UnitError(f"{show(value)}: the window's end must be after its start")
         return low, high
     return units.parse_time(value), None
 
@@ -176,7 +176,7 @@ class _AlgoParser:
             return AlgoSpec(family=self.family, kind=kind, params=params, profile=profile)
         names = ", ".join(registry.names(self.family))
         raise FieldError(
-            "", f"expected a name or a table with kind = ..., got {value!r}; registered: {names}"
+            "", f"expected a name or a table with kind = ..., got {show(value)}; registered: {names}"
         )
 
     @staticmethod

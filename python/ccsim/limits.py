@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import units
-from .errors import ScenarioError
+from .errors import ScenarioError, show
 
 __all__ = ["MemoryItem", "MemoryEstimate", "estimate", "machine_budget", "check", "parse_memory"]
 
@@ -276,7 +276,7 @@ def parse_memory(text: str) -> int:
     """``--max-memory``: a byte count with a unit (``"2GiB"``, ``"500MB"``); ValueError if bad."""
     value = units.parse_bytes(text)
     if value <= 0:
-        raise units.UnitError(f"{text!r}: the memory budget must be more than 0B")
+        raise units.UnitError(f"{show(text)}: the memory budget must be more than 0B")
     return value
 
 

@@ -11,7 +11,7 @@ import re
 import tomllib
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import ScenarioError, show
 
 __all__ = ["apply_overrides", "parse_key", "parse_value", "set_value"]
 
@@ -31,7 +31,7 @@ def parse_key(key: str) -> list[str | int]:
             continue
         match = _SEGMENT.match(segment)
         if match is None:
-            raise ValueError(f"{segment!r} is not a key; keys look like topology.bottleneck.rate or flows[0].cc")
+            raise ValueError(f"{show(segment)} is not a key; keys look like topology.bottleneck.rate or flows[0].cc")
         parts.append(match.group(1))
         parts.extend(int(i) for i in _INDEX.findall(match.group(2)))
     return parts
@@ -41,7 +41,9 @@ def parse_value(text: str) -> Any:
     """A TOML value if ``text`` is one, else the text itself."""
     try:
         parsed = tomllib.loads(f"value = {text}")
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError):
+        # Not TOML (TOMLDecodeError is a ValueError), or an integer literal of more than 4300
+        # digits, which tomllib's int() refuses with a plain ValueError: the text as given.
         return text
     # A value with a newline could carry more keys ("1\n[x]"): that is text, not TOML.
     return parsed["value"] if len(parsed) == 1 else text
@@ -90,7 +92,7 @@ def _descend(child: Any, file: str, key: str, where: str) -> Any:
     if isinstance(child, str) and where.rsplit(".", 1)[-1] in ALGORITHM_KEYS:
         # `queue = "droptail"` + `--set ...queue.limit=50p` -> {kind = "droptail", limit = "50p"}
         return {"kind": child}
-    raise ScenarioError(file, key, f"{where} is a value ({child!r}), not a table")
+    raise ScenarioError(file, key, f"{where} is a value ({show(child)}), not a table")
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], file: str) -> list[tuple[str, str]]:
@@ -99,11 +101,16 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], file: str) -> li
     Returns (normalized key, override text) for each, so errors can point at the command line.
     """
     applied: list[tuple[str, str]] = []
+    # From Python, overrides can be anything; only a list of strings means something.
+    if isinstance(overrides, (str, bytes)) or not isinstance(overrides, (list, tuple)):
+        raise ScenarioError(file, "overrides", f"expected a list of 'KEY=VALUE' strings, got {show(overrides)}")
     for text in overrides:
+        if not isinstance(text, str):
+            raise ScenarioError(file, "overrides", f"expected 'KEY=VALUE' strings, got {show(text)}")
         key, sep, raw = text.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ScenarioError(file, "--set", f"expected KEY=VALUE (e.g. simulation.duration=30s), got {text!r}")
+            raise ScenarioError(file, "--set", f"expected KEY=VALUE (e.g. simulation.duration=30s), got {show(text)}")
         applied.append((set_value(data, key, parse_value(raw.strip()), file, "--set key"), text))
     return applied
 

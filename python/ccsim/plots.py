@@ -6,6 +6,7 @@ the global pyplot state (runs are often made on headless machines and in paralle
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import StepPatch
+
+from .errors import one_line
 
 __all__ = ["plot_series", "plot_goodput", "plot_control", "series_columns"]
 
@@ -30,15 +33,24 @@ def _label(column: str, prefix: str, suffix: str) -> str:
     return column[len(prefix) : len(column) - len(suffix)]
 
 
+# A name is cut to this many characters in a label: a plot is read, not parsed.
+LABEL_CHARS = 60
+
+
 def _plain(text: str) -> str:
     """A name from the scenario as literal text: matplotlib reads $...$ as math and fails on
-    names that are not valid math (a flow called "$x{" must still plot)."""
-    return str(text).replace("$", r"\$")
+    names that are not valid math (a flow called "$x{" must still plot); control characters
+    (a NUL, a line break) are shown escaped, as no font has a glyph for them."""
+    return one_line(str(text), LABEL_CHARS).replace("$", r"\$")
 
 
 def _save(fig: Figure, path: Path) -> None:
     FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=120)
+    with warnings.catch_warnings():
+        # A name in a script the font lacks (CJK in DejaVu Sans) is drawn as boxes; the warning
+        # matplotlib prints for each would go to the user's terminal.
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        fig.savefig(path, dpi=120)
 
 
 def plot_series(

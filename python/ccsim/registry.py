@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from . import units
-from .errors import FieldError, join_path
+from .errors import FieldError, join_path, show
 
 __all__ = [
     "FAMILIES",
@@ -68,26 +68,28 @@ class ParamError(FieldError):
 
 def _parse_float(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise units.UnitError(f"{value!r} is not a number")
+        raise units.UnitError(f"{show(value)} is not a number")
     try:
         number = float(value)
     except OverflowError:  # an integer beyond the float range
-        raise units.UnitError(f"{value!r} is too large") from None
+        raise units.UnitError(f"{show(value)} is too large") from None
     if not math.isfinite(number):
         # TOML has nan and inf; no model parameter means anything with them.
-        raise units.UnitError(f"{value!r} is not a finite number")
+        raise units.UnitError(f"{show(value)} is not a finite number")
     return number
 
 
 def _parse_int(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise units.UnitError(f"{value!r} is not an integer")
+        raise units.UnitError(f"{show(value)} is not an integer")
+    if not -units.MAX_CANONICAL - 1 <= value <= units.MAX_CANONICAL:  # the engine's parameters are i64
+        raise units.UnitError(f"{show(value)} is too large; an integer parameter is at most 2^63 - 1 in size")
     return value
 
 
 def _parse_bool(value: object) -> bool:
     if not isinstance(value, bool):
-        raise units.UnitError(f"{value!r} is not a boolean; write true or false")
+        raise units.UnitError(f"{show(value)} is not a boolean; write true or false")
     return value
 
 
@@ -107,7 +109,7 @@ def parse_param(kind: str, value: object) -> Any:
     """A value as written in a scenario, to the canonical encoding of its kind."""
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise units.UnitError(f"parameter kind {kind!r} is not supported by this version of ccsim")
+        raise units.UnitError(f"parameter kind {show(kind)} is not supported by this version of ccsim")
     return parser(value)
 
 
@@ -135,11 +137,13 @@ def _to_human(kind: str, value: Any) -> Any:
     return format_param(kind, value) if kind in ("time", "rate", "bytes", "size") else value
 
 
-def _magnitude(kind: str, value: Any) -> float:
-    """The number that min/max bounds apply to (params.rs: a size's count)."""
+def _magnitude(kind: str, value: Any) -> int | float:
+    """The number that min/max bounds apply to (params.rs: a size's count). Integers stay
+    integers: Python compares an int with a float bound exactly, where float() of an integer
+    above ~1.8e308 raises OverflowError."""
     if kind == "size":
-        return float(next(iter(value.values())))
-    return float(value)
+        return next(iter(value.values()))
+    return value
 
 
 @dataclass(frozen=True)
@@ -263,10 +267,10 @@ class Registry:
         title = FAMILY_TITLES.get(family, family)
         registered = ", ".join(self.names(family)) or "none"
         if not isinstance(name, str):
-            raise ParamError(path, f"expected the name of a {title} (registered: {registered}), got {name!r}")
+            raise ParamError(path, f"expected the name of a {title} (registered: {registered}), got {show(name)}")
         model = self._models.get(family, {}).get(name)
         if model is None:
-            raise ParamError(path, f"unknown {title} {name!r}; registered: {registered}")
+            raise ParamError(path, f"unknown {title} {show(name)}; registered: {registered}")
         return model
 
     def profile(self, name: object, path: str = "") -> ModelInfo:
@@ -291,7 +295,7 @@ class Registry:
                 raise ParamError(field, f"unknown parameter of {name}; allowed: {allowed}")
             if spec.kind == "choice":
                 if not isinstance(value, str) or value not in spec.choices:
-                    raise ParamError(field, f"unknown {value!r}; one of: {', '.join(spec.choices)}")
+                    raise ParamError(field, f"unknown {show(value)}; one of: {', '.join(spec.choices)}")
                 canonical[key] = value
                 continue
             try:
@@ -301,9 +305,9 @@ class Registry:
             if spec.kind != "bool":
                 magnitude = _magnitude(spec.kind, converted)
                 if spec.min is not None and magnitude < spec.min:
-                    raise ParamError(field, f"must be >= {spec.bound_text(spec.min)}, got {value!r}")
+                    raise ParamError(field, f"must be >= {spec.bound_text(spec.min)}, got {show(value)}")
                 if spec.max is not None and magnitude > spec.max:
-                    raise ParamError(field, f"must be <= {spec.bound_text(spec.max)}, got {value!r}")
+                    raise ParamError(field, f"must be <= {spec.bound_text(spec.max)}, got {show(value)}")
             canonical[key] = converted
         for spec in model.params:
             if spec.default is None and spec.name not in canonical:

@@ -19,7 +19,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from . import units
 from .bulk import without_gc
-from .errors import NO_FILE, FieldError, ScenarioError
+from .errors import NO_FILE, SHOWN_CHARS, FieldError, ScenarioError, one_line, show
 from .fields import (
     FLOW_REFERENCES,
     AppAlgo,
@@ -113,7 +113,7 @@ class Plant(StrictModel):
         for key in ("num", "den"):
             for k, value in enumerate(getattr(self, key)):
                 if not math.isfinite(value):
-                    raise FieldError(f"{key}[{k}]", f"must be a finite number, got {value!r}")
+                    raise FieldError(f"{key}[{k}]", f"must be a finite number, got {show(value)}")
         den = list(self.den)
         while den and den[0] == 0:
             den.pop(0)
@@ -273,19 +273,19 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
             if flow.pair >= len(topo.pairs):
                 raise FieldError(
                     f"{where}.pair",
-                    f"no pair {flow.pair}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})",
+                    f"no pair {show(flow.pair)}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})",
                 )
         else:
             for end in ("src", "dst"):
                 name = getattr(flow, end)
                 if name not in net.nodes:
-                    raise FieldError(f"{where}.{end}", f"no node named {name!r}; hosts: {', '.join(hosts)}")
+                    raise FieldError(f"{where}.{end}", f"no node named {show(name)}; hosts: {', '.join(hosts)}")
                 if net.nodes[name] != "host":
                     raise FieldError(
-                        f"{where}.{end}", f"{name!r} is a router; flows run between hosts: {', '.join(hosts)}"
+                        f"{where}.{end}", f"{show(name)} is a router; flows run between hosts: {', '.join(hosts)}"
                     )
             if flow.src == flow.dst:
-                raise FieldError(f"{where}.dst", f"same host as src ({flow.src!r})")
+                raise FieldError(f"{where}.dst", f"same host as src ({show(flow.src)})")
         if flow.start[0] >= duration:
             raise FieldError(
                 f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
@@ -326,17 +326,17 @@ def _check_control(scenario: Scenario, net: Network) -> None:
         where = f"control[{i}]"
         if loop.name is not None:
             if loop.name in names:
-                raise FieldError(f"{where}.name", f"{loop.name!r} is already the name of a flow or control loop")
+                raise FieldError(f"{where}.name", f"{show(loop.name)} is already the name of a flow or control loop")
             names.add(loop.name)
         if loop.networked:
             for key in ("plant_host", "controller_host"):
                 name = getattr(loop, key)
                 if name not in net.nodes:
-                    raise FieldError(f"{where}.{key}", f"no node named {name!r}; hosts: {', '.join(hosts)}")
+                    raise FieldError(f"{where}.{key}", f"no node named {show(name)}; hosts: {', '.join(hosts)}")
                 if net.nodes[name] != "host":
-                    raise FieldError(f"{where}.{key}", f"{name!r} is a router; the loop runs between hosts: {', '.join(hosts)}")
+                    raise FieldError(f"{where}.{key}", f"{show(name)} is a router; the loop runs between hosts: {', '.join(hosts)}")
             if loop.plant_host == loop.controller_host:
-                raise FieldError(f"{where}.controller_host", f"same host as plant_host ({loop.plant_host!r})")
+                raise FieldError(f"{where}.controller_host", f"same host as plant_host ({show(loop.plant_host)})")
         if loop.start >= duration:
             raise FieldError(f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})")
 
@@ -363,15 +363,15 @@ def _check_flow_references(scenario: Scenario) -> None:
             target = flow.app.params[key]
             where = f"flows[{i}].app.{key}"
             if isinstance(target, str) and target in names and names.index(target) in own:
-                raise FieldError(where, f"{target!r} is this flow itself; name another flow")
+                raise FieldError(where, f"{show(target)} is this flow itself; name another flow")
             if isinstance(target, str):
                 matches = names.count(target)
                 if matches == 0:
                     replicas = [n for n in names if n is not None and n.startswith(target + ".")]
                     hint = f"it has {len(replicas)} replicas, name one: {', '.join(replicas)}" if replicas else f"flows: {known}"
-                    raise FieldError(where, f"no flow named {target!r}; {hint}")
+                    raise FieldError(where, f"no flow named {show(target)}; {hint}")
                 if matches > 1:
-                    raise FieldError(where, f"{matches} flows are named {target!r}; names must be unique to be referenced")
+                    raise FieldError(where, f"{matches} flows are named {show(target)}; names must be unique to be referenced")
             elif not 0 <= target < len(names):
                 raise FieldError(where, f"no flow {target}; flows are numbered 0..{len(names) - 1}")
 
@@ -390,11 +390,11 @@ def _check_queue_names(scenario: Scenario, net: Network) -> None:
     allowed = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
     chosen = scenario.topology.bottleneck_queue
     if chosen is not None and chosen not in names:
-        raise FieldError("topology.bottleneck_queue", f"no queue {chosen!r}; queues are named FROM->TO: {allowed}")
+        raise FieldError("topology.bottleneck_queue", f"no queue {show(chosen)}; queues are named FROM->TO: {allowed}")
     if scenario.trace is not None:
         for k, name in enumerate(scenario.trace.queues):
             if name not in names:
-                raise FieldError(f"trace.queues[{k}]", f"no queue {name!r}; queues are named FROM->TO: {allowed}")
+                raise FieldError(f"trace.queues[{k}]", f"no queue {show(name)}; queues are named FROM->TO: {allowed}")
 
 
 @without_gc
@@ -512,6 +512,10 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, "", f"not valid TOML: {exc}") from None
+    except ValueError:
+        # tomllib converts integer literals with int(), which refuses more than 4300 digits
+        # (sys.int_max_str_digits) with a plain ValueError.
+        raise ScenarioError(file, "", "not valid TOML here: an integer with more than 4300 digits") from None
     except RecursionError:
         # tomllib parses nested arrays and inline tables recursively.
         raise ScenarioError(file, "", "not valid TOML: nested too deeply") from None
@@ -528,7 +532,7 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Scenario:
         # Point at the command line when the bad value came from it.
         for key, text in applied:
             if _concerns(exc.field, key):
-                raise ScenarioError(file, exc.field, f"{exc.message} (from --set {text})") from None
+                raise ScenarioError(file, exc.field, f"{exc.message} (from --set {one_line(text, SHOWN_CHARS)})") from None
         raise
 
 

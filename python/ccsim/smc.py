@@ -1,5 +1,6 @@
-"""Statistical model checking over packet-level runs, modelled on UPPAAL SMC
-(ALGORITHMS.md Part F; paper shared/papers/000_b5abac0796175a98.txt, Table 4 and Figure 31).
+"""Statistical model checking over packet-level runs, modelled on UPPAAL SMC (its documentation,
+"Semantics of the Statistical Queries" and "Confidence Intervals"), as the ANCE paper uses it
+(Sup, de Moraes, Bauchspiess, IJCNIS 2020, Table 4 and Figure 31).
 
 Queries (the time bound in seconds, or with a unit: ``500ms``)::
 
@@ -43,10 +44,11 @@ FQ-CoDel's hash perturbation, E-DCTCP's backoff). Run ``i`` uses a seed derived 
 seed and ``i``, so a check is reproducible. Without any random element every run is the same
 and ``check`` refuses: the probability is 0 or 1 and one ``ccsim run`` decides it.
 
-Estimation: ``N = ceil(ln(2/alpha) / (2 epsilon^2))`` runs (Chernoff-Hoeffding, F1; 738 for
-the defaults epsilon = alpha = 0.05), the estimate with its Clopper-Pearson interval at
-confidence 1 - alpha (F2) and the Chernoff-Hoeffding interval estimate ± epsilon (the form of
-the paper's Table 4). Testing: Wald's SPRT (F3) with indifference region delta and errors alpha
+Estimation: ``N = ceil(ln(2/alpha) / (2 epsilon^2))`` runs (the Chernoff-Hoeffding bound,
+Okamoto 1958; 738 for the defaults epsilon = alpha = 0.05, as in UPPAAL), the estimate with its
+Clopper-Pearson interval at confidence 1 - alpha (Clopper & Pearson, Biometrika 26, 1934) and
+the Chernoff-Hoeffding interval estimate ± epsilon (the form of the paper's Table 4). Testing:
+Wald's SPRT (Wald, *Sequential Analysis*, 1947) with indifference region delta and errors alpha
 and beta, sequential until it decides, or "undecided" at ``max_runs``. Both report the
 cumulative probability over time of the first passage (``<>``: the first instant φ holds;
 ``[]``: the first instant it fails), the paper's Figure 31.
@@ -72,7 +74,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ScenarioError
+from .errors import ScenarioError, show
 
 __all__ = [
     "QueryError",
@@ -125,6 +127,7 @@ class QueryError(ValueError):
 
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+_MAX_BOUND_NS = 2**63 - 1
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _UNIT = re.compile(r"(ns|us|ms|min|s)(?![A-Za-z0-9_])")
 _SEGMENT = r"[A-Za-z_][A-Za-z0-9_]*(?:->[A-Za-z0-9_]+)?"
@@ -164,6 +167,8 @@ def _tokens(query: str) -> list[Token]:
             elif end < len(query) and (query[end].isalpha() or query[end] == "_"):
                 raise QueryError(query, end + 1, f"unknown unit {re.match(r'[A-Za-z_]+', query[end:]).group()!r} "  # type: ignore[union-attr]
                                  f"(time units: {', '.join(_UNITS)})")
+            if not math.isfinite(value):  # 1e400 reads as infinity: no bound or threshold means that
+                raise QueryError(query, col, f"{show(query[i:end])} is too large a number")
             out.append(Token("num", query[i:end], col, value, has_unit))
             i = end
             continue
@@ -191,7 +196,7 @@ def _tokens(query: str) -> list[Token]:
                 i += len(symbol)
                 break
         else:
-            raise QueryError(query, col, f"unexpected character {ch!r}")
+            raise QueryError(query, col, f"unexpected character {show(ch)}")
     out.append(Token("end", "", len(query) + 1))
     return out
 
@@ -267,6 +272,8 @@ class _Parser:
             raise self.error(bound, f"expected the time bound (seconds, or with a unit: 500ms), found {self.found(bound)}")
         if bound.value <= 0:
             raise self.error(bound, "the time bound must be positive")
+        if bound.value * 1e9 > _MAX_BOUND_NS:  # the engine's clock is a 64-bit count of nanoseconds
+            raise self.error(bound, f"the time bound must be at most {_MAX_BOUND_NS / 1e9:.3g} s")
         self.expect("]", "']' after the time bound")
         self.expect("(", "'(' and a path formula, <> or []")
         path = self.take()
@@ -406,7 +413,7 @@ def parse_query(text: str) -> Query:
 
 
 def chernoff_runs(epsilon: float, alpha: float) -> int:
-    """Runs for P(|p̂ - p| >= epsilon) <= alpha: ceil(ln(2/alpha) / (2 epsilon^2)) (F1)."""
+    """Runs for P(|p̂ - p| >= epsilon) <= alpha: ceil(ln(2/alpha) / (2 epsilon^2)) (Chernoff-Hoeffding)."""
     if not 0.0 < epsilon < 1.0:
         raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
     if not 0.0 < alpha < 1.0:
@@ -478,7 +485,7 @@ def beta_quantile(q: Any, a: Any, b: Any) -> np.ndarray:
 
 
 def clopper_pearson(successes: Any, runs: Any, alpha: float = 0.05) -> tuple[Any, Any]:
-    """The exact two-sided interval at confidence 1 - alpha for ``successes`` in ``runs`` (F2):
+    """The exact two-sided interval at confidence 1 - alpha for ``successes`` in ``runs`` (Clopper-Pearson):
     lower = B(alpha/2; x, n-x+1) (0 if x = 0), upper = B(1-alpha/2; x+1, n-x) (1 if x = n).
     Scalars give floats; arrays give arrays."""
     x = np.asarray(successes, float)
@@ -500,7 +507,7 @@ def clopper_pearson(successes: Any, runs: Any, alpha: float = 0.05) -> tuple[Any
 @dataclass
 class Sprt:
     """Wald's sequential probability ratio test of H0: p >= p0 + delta against
-    H1: p <= p0 - delta (F3). Feed outcomes with ``add``; ``decision`` becomes "H0" (the
+    H1: p <= p0 - delta. Feed outcomes with ``add``; ``decision`` becomes "H0" (the
     probability is at least p0) or "H1" (below p0)."""
 
     p0: float
@@ -645,7 +652,7 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
                           f"queue: {_listing(shape.queues)}")
             return shape.bottleneck
         if q not in shape.queues:
-            raise bad(f"no queue {q!r}; queues: bottleneck, {_listing(shape.queues)}")
+            raise bad(f"no queue {show(q)}; queues: bottleneck, {_listing(shape.queues)}")
         return q
 
     def flow(f: str) -> int:
@@ -655,14 +662,14 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
             if row["name"] == f:
                 return int(row["id"])
         names = [str(r["name"]) for r in shape.flows]
-        raise bad(f"no flow {f!r}; flows (index or name): {_listing(names) or 'none'}")
+        raise bad(f"no flow {show(f)}; flows (index or name): {_listing(names) or 'none'}")
 
     def loop(l: str) -> int:
         if l.isdigit() and int(l) < len(shape.loops):
             return int(l)
         if l in shape.loops:
             return shape.loops.index(l)
-        raise bad(f"no control loop {l!r}; loops: {_listing(shape.loops) or 'none (the scenario has no [[control]])'}")
+        raise bad(f"no control loop {show(l)}; loops: {_listing(shape.loops) or 'none (the scenario has no [[control]])'}")
 
     # Queue names contain "->" and may contain dots only in backquoted names; split around them.
     head, _, rest = name.partition(".")
@@ -671,7 +678,7 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
         if not q:
             raise bad("a queue series is queue.Q.length, .bytes or .sojourn (Q = bottleneck or FROM->TO)")
         if series not in _QUEUE_SERIES:
-            raise bad(f"unknown queue series {series!r}; queue.Q.length, .bytes, .sojourn")
+            raise bad(f"unknown queue series {show(series)}; queue.Q.length, .bytes, .sojourn")
         return Source("trace", f"queue.{queue(q)}.{_QUEUE_SERIES[series]}")
     if head == "flow" and rest:
         f, _, series = rest.rpartition(".")
@@ -692,7 +699,7 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
         else:
             raise bad(f"a control-loop series is ncs.X or ncs.LOOP.X, X in {', '.join(_LOOP_SERIES)}")
         if series not in _LOOP_SERIES:
-            raise bad(f"unknown control-loop series {series!r}; one of {', '.join(_LOOP_SERIES)}")
+            raise bad(f"unknown control-loop series {show(series)}; one of {', '.join(_LOOP_SERIES)}")
         return Source("control", (index, series))
     if head == "flows" and rest:
         f, _, fld = rest.rpartition(".")
@@ -712,7 +719,7 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
         return Source("scalar", ("control", loop(l), fld))
     if name in _TOP_SCALARS:
         return Source("scalar", ("top", None, name))
-    raise bad(f"unknown name {name!r}; series: queue.Q.length|bytes|sojourn, flow.F.cwnd, ncs.X; "
+    raise bad(f"unknown name {show(name)}; series: queue.Q.length|bytes|sojourn, flow.F.cwnd, ncs.X; "
               f"results: flows.F.FIELD, queues.Q.FIELD, control.LOOP.FIELD, {', '.join(_TOP_SCALARS)}")
 
 

@@ -46,6 +46,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -57,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import ScenarioError, show
 from .limits import check as check_memory
 from .overrides import set_value
 from .scenario import U64_MAX, from_dict, read_toml
@@ -102,6 +103,17 @@ class SweepSpec:
     seed_mode: str = "independent"
     master_seed: int = 0
     description: str | None = None
+    origins: dict[str, str] = field(default_factory=dict)
+    """Where each key of ``fixed`` was given, as errors name it (``--set``); by default ``set.KEY``."""
+
+    def origin(self, key: str) -> str:
+        """How errors name ``key`` of the sweep: ``set.KEY``, ``--set``, ``grid.KEY`` or ``points[i].KEY``."""
+        if key in self.grid:
+            return f"grid.{key}"
+        for i, point in enumerate(self.points):
+            if key in point:
+                return f"points[{i}].{key}"
+        return self.origins.get(key, f"set.{key}")
 
     @property
     def varied(self) -> list[str]:
@@ -140,38 +152,40 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> SweepSpe
     seeds = data.get("seeds", 1)
     if isinstance(seeds, list):
         if not seeds or not all(_is_seed(s) for s in seeds):
-            raise bad("seeds", f"expected a non-empty list of integers in 0..{U64_MAX}, got {seeds!r}")
+            raise bad("seeds", f"expected a non-empty list of integers in 0..{U64_MAX}, got {show(seeds)}")
         if len(set(seeds)) != len(seeds):
             raise bad("seeds", "the seeds must differ from one another")
     elif not (isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1):
-        raise bad("seeds", f"expected a number of replicates (>= 1) or a list of seeds, got {seeds!r}")
+        raise bad("seeds", f"expected a number of replicates (>= 1) or a list of seeds, got {show(seeds)}")
     seed_mode = data.get("seed_mode", "independent")
     if seed_mode not in SEED_MODES:
-        raise bad("seed_mode", f"expected one of {', '.join(SEED_MODES)}, got {seed_mode!r}")
+        raise bad("seed_mode", f"expected one of {', '.join(SEED_MODES)}, got {show(seed_mode)}")
     if isinstance(seeds, list) and "seed_mode" in data:
         raise bad("seed_mode", "a list of seeds is used as given at every point; remove seed_mode")
     master = data.get("master_seed", 0)
     if not _is_seed(master):
-        raise bad("master_seed", f"expected an integer in 0..{U64_MAX}, got {master!r}")
+        raise bad("master_seed", f"expected an integer in 0..{U64_MAX}, got {show(master)}")
 
     fixed = data.get("set", {})
     if not isinstance(fixed, dict):
         raise bad("set", "expected a table of KEY = value (keys as for --set, quoted)")
     fixed = dict(fixed)
+    origins: dict[str, str] = {}
     for text in overrides or []:
         from .overrides import parse_value
 
         key, sep, raw = text.partition("=")
         if not sep or not key.strip():
-            raise bad("--set", f"expected KEY=VALUE (e.g. simulation.duration=30s), got {text!r}")
+            raise bad("--set", f"expected KEY=VALUE (e.g. simulation.duration=30s), got {show(text)}")
         fixed[key.strip()] = parse_value(raw.strip())
+        origins[key.strip()] = f"--set {key.strip()}"
 
     grid = data.get("grid", {})
     if not isinstance(grid, dict):
         raise bad("grid", 'expected a table of "KEY" = [values]')
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
-            raise bad(f"grid.{key}", f'expected a non-empty list of values, e.g. "{key}" = [a, b], got {values!r}')
+            raise bad(f"grid.{key}", f'expected a non-empty list of values, e.g. "{key}" = [a, b], got {show(values)}')
     points = data.get("points", [])
     if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
         raise bad("points", 'expected an array of tables: [[points]] with "KEY" = value lines')
@@ -183,7 +197,8 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> SweepSpe
                 raise bad(f"points[{i}].{key}", "also a key of [grid]; vary a key in one place")
     description = data.get("description")
     return SweepSpec(file=file, scenario=scenario, base=base, fixed=fixed, grid=dict(grid), points=list(points),
-                     seeds=seeds, seed_mode=seed_mode, master_seed=master, description=description)
+                     seeds=seeds, seed_mode=seed_mode, master_seed=master, description=description,
+                     origins=origins)
 
 
 # --- expansion --------------------------------------------------------------------------------
@@ -220,6 +235,50 @@ def _grid_points(spec: SweepSpec) -> list[dict[str, Any]]:
     return [{**point, **cell} for point in explicit for cell in grid]
 
 
+class SweepFileError(ScenarioError):
+    """A mistake of the sweep file (or of its --set) that would fail every run it touches: a
+    malformed or unknown key, a bad value in [set]. Raised before anything runs."""
+
+
+def _apply(spec: SweepSpec, data: dict[str, Any], params: dict[str, Any]) -> None:
+    """Set the fixed keys, then the point's, into ``data``; a key that cannot be set (malformed,
+    an index past the end, a value where a table is needed) is the sweep file's mistake."""
+    for key, value in [*spec.fixed.items(), *params.items()]:
+        try:
+            set_value(data, key, value, str(spec.scenario))
+        except ScenarioError as exc:
+            raise SweepFileError(spec.file, spec.origin(key), f"{exc.message} (in {exc.file})") from None
+
+
+# Messages of a field that does not exist (errors.py, registry.py): a key, not a value, is wrong.
+_UNKNOWN_KEY = ("unknown field", "unknown parameter")
+
+
+def _blame_the_sweep_file(spec: SweepSpec, params: dict[str, Any], exc: ScenarioError) -> SweepFileError | None:
+    """The sweep-file error behind ``exc`` (the validation error of one point's scenario), or
+    None when it is the point's own: a value of [set] that the point does not replace fails
+    every point, and so does a key of [grid] or [[points]] that the scenario does not have."""
+    from .overrides import parse_key
+    from .scenario import _concerns
+
+    for key in [*spec.fixed, *params]:
+        normalized = _path_text(parse_key(key))
+        fixed = key in spec.fixed and key not in params
+        unknown = exc.message.startswith(_UNKNOWN_KEY) and re.sub(r"\[\d+\]", "", exc.field) == re.sub(
+            r"\[\d+\]", "", normalized)
+        if (fixed and _concerns(exc.field, normalized)) or unknown:
+            where = "" if exc.field == normalized else f" at {exc.field}"
+            return SweepFileError(spec.file, spec.origin(key), f"{exc.message} (in {exc.file}{where})")
+    return None
+
+
+def _path_text(parts: list[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
 def expand(spec: SweepSpec) -> list[RunSpec]:
     """Every run of the sweep, point by point and replicate by replicate. Each point's scenario
     is validated and compiled here (in the parent, quickly); an invalid point gives runs with
@@ -231,13 +290,16 @@ def expand(spec: SweepSpec) -> list[RunSpec]:
         error: str | None = None
         where = ", ".join(f"{k}={_canonical(v)}" for k, v in params.items()) or "the base scenario"
         try:
-            for key, value in spec.fixed.items():
-                set_value(data, key, value, str(spec.scenario))
-            for key, value in params.items():
-                set_value(data, key, value, str(spec.scenario))
-            compiled = from_dict(data, str(spec.scenario)).to_config()
+            _apply(spec, data, params)
+            try:
+                model = from_dict(data, str(spec.scenario))
+            except ScenarioError as exc:
+                raise _blame_the_sweep_file(spec, params, exc) or exc from None
+            compiled = model.to_config()
             check_memory(compiled, str(spec.scenario))  # a run that would exhaust the memory is refused
             config = compiled
+        except SweepFileError:
+            raise
         except ScenarioError as exc:
             error = f"{exc} (sweep point {p}: {where})"
         for r in range(spec.replicates):
@@ -360,20 +422,110 @@ def _write_run(runs_dir: Path, run: RunSpec, outcome: dict[str, Any] | None, err
             {"wall_time_s": outcome["wall_time_s"], "host": outcome.get("host")}, indent=1) + "\n", encoding="utf-8")
     if run.config is not None:
         (tmp / "config.json").write_text(json.dumps(run.config, indent=1) + "\n", encoding="utf-8")
+    record["files"] = _manifest(tmp)
     (tmp / RUN_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    if final.exists():  # written meanwhile (a second sweep on the same directory): keep that one
-        shutil.rmtree(tmp)
+    if final.exists() and _problem(final, run.key) is None:
+        shutil.rmtree(tmp)  # written meanwhile (a second sweep on the same directory): keep that one
     else:
+        if final.exists():  # a damaged copy: replaced by this one
+            _discard(final)
         os.rename(tmp, final)
     return record
 
 
-def _read_record(runs_dir: Path, key: str) -> dict[str, Any] | None:
-    path = runs_dir / key / RUN_FILE
+# --- what a finished run must hold -------------------------------------------------------------
+#
+# A run directory is renamed into place whole, but a crash, a full disk or a hand can still
+# leave it damaged: a truncated table, a broken run.json, a deleted file. Its run.json lists
+# every other file with its size and SHA-256 (``files``; timing.json, which differs between
+# executors, apart), and a rerun trusts a directory only when all of them check out; one that
+# does not is run again and counted as damaged.
+
+# Files every successful run has; checked (read back) in directories written before manifests.
+_OK_RUN_FILES = ("flows.parquet", "queues.parquet", "traces.parquet", "summary.json", "config.json")
+
+
+def _digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _manifest(run_dir: Path) -> dict[str, dict[str, Any]]:
+    """Size and SHA-256 of each file of a run directory but run.json and timing.json."""
+    return {p.name: {"bytes": p.stat().st_size, "sha256": _digest(p)}
+            for p in sorted(run_dir.iterdir()) if p.name not in (RUN_FILE, TIMING_FILE) and p.is_file()}
+
+
+def _load_record(run_dir: Path) -> dict[str, Any] | None:
+    """The parsed run.json of ``run_dir`` (a dict), or None."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        record = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return record if isinstance(record, dict) else None
+
+
+def _problem(run_dir: Path, key: str) -> str | None:
+    """What is wrong with the finished run in ``run_dir``, or None when it is whole."""
+    record = _load_record(run_dir)
+    if record is None:
+        return f"{RUN_FILE} missing or unreadable"
+    if record.get("key") != key or record.get("status") not in ("ok", "failed"):
+        return f"{RUN_FILE} is not this run's record"
+    files = record.get("files")
+    if files is None:  # written before manifests: every table must at least read back
+        return _legacy_problem(run_dir) if record["status"] == "ok" else None
+    if not isinstance(files, dict):
+        return f"{RUN_FILE} has no valid list of files"
+    for name, expected in files.items():
+        path = run_dir / name
+        if not isinstance(expected, dict) or name in (RUN_FILE, "") or "/" in name or name.startswith("."):
+            return f"{RUN_FILE} lists a bad file entry {show(name)}"
+        try:
+            if path.is_symlink() or path.stat().st_size != expected.get("bytes"):
+                return f"{name} is missing or has the wrong size"
+            if _digest(path) != expected.get("sha256"):
+                return f"{name} does not match its checksum"
+        except OSError:
+            return f"{name} is missing or unreadable"
+    if record["status"] == "ok" and not set(_OK_RUN_FILES) <= set(files):
+        return f"{RUN_FILE} lists too few files for a finished run"
+    return None
+
+
+def _legacy_problem(run_dir: Path) -> str | None:
+    import pyarrow.parquet as pq
+
+    for name in _OK_RUN_FILES:
+        path = run_dir / name
+        try:
+            if name.endswith(".parquet"):
+                pq.read_metadata(path)
+            else:
+                json.loads(path.read_text(encoding="utf-8"))
+        except Exception:  # missing, truncated, not Parquet, not JSON
+            return f"{name} is missing or unreadable"
+    return None
+
+
+def _discard(run_dir: Path) -> None:
+    """Remove a damaged run directory: first renamed away (a name a rerun skips), so that a
+    removal cut short leaves nothing that passes for a run."""
+    aside = run_dir.parent / f".tmp-damaged-{run_dir.name}-{os.getpid()}"
+    try:
+        os.rename(run_dir, aside)
+    except OSError:
+        aside = run_dir
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _read_record(runs_dir: Path, key: str) -> dict[str, Any] | None:
+    """The record of run ``key`` if its directory holds one (checked in ``plan``)."""
+    record = _load_record(runs_dir / key)
+    return record if record is not None and record.get("key") == key else None
 
 
 # --- the plan ---------------------------------------------------------------------------------
@@ -387,6 +539,8 @@ class Plan:
     runs: list[RunSpec]
     done: set[str]
     failed: set[str]
+    damaged: dict[str, str] = field(default_factory=dict)
+    """Runs whose directory exists but does not check out (key -> what is wrong): not done."""
 
     @property
     def points(self) -> int:
@@ -402,15 +556,21 @@ def plan(spec: SweepSpec, out: str | Path | None = None) -> Plan:
     runs = expand(spec)
     done: set[str] = set()
     failed: set[str] = set()
+    damaged: dict[str, str] = {}
     if out is not None:
         runs_dir = Path(out) / RUNS_DIR
         for run in runs:
-            record = _read_record(runs_dir, run.key)
-            if record is not None:
-                done.add(run.key)
-                if record.get("status") != "ok":
-                    failed.add(run.key)
-    return Plan(spec=spec, runs=runs, done=done, failed=failed)
+            run_dir = runs_dir / run.key
+            if run.key in done or run.key in damaged or not run_dir.exists():
+                continue
+            problem = _problem(run_dir, run.key)
+            if problem is not None:
+                damaged[run.key] = problem
+                continue
+            done.add(run.key)
+            if _read_record(runs_dir, run.key)["status"] != "ok":  # type: ignore[index]
+                failed.add(run.key)
+    return Plan(spec=spec, runs=runs, done=done, failed=failed, damaged=damaged)
 
 
 def estimate_cost(runs: list[RunSpec], budget_s: float = 4.0, per_point_s: float = 1.0) -> dict[str, Any]:
@@ -486,6 +646,8 @@ class SweepResult:
     out: Path | None = None
     lost: int = 0
     """Runs left unfinished because a local worker process died (they run on the next call)."""
+    damaged: int = 0
+    """Runs found damaged in ``out`` (a file missing, cut short or changed) and run again."""
 
 
 class _Terminated(KeyboardInterrupt):
@@ -569,17 +731,23 @@ def run_sweep(
     for stale in runs_dir.glob(".tmp-*"):  # left by a sweep killed mid-write
         shutil.rmtree(stale, ignore_errors=True)
     the_plan = plan(spec, out)
+    for key in the_plan.damaged:  # run again, below, like any unfinished run
+        _discard(runs_dir / key)
     if retry_failed:
         for key in the_plan.failed:
-            shutil.rmtree(runs_dir / key, ignore_errors=True)
+            _discard(runs_dir / key)
         the_plan.done -= the_plan.failed
         the_plan.failed = set()
-    (out / "sweep.json").write_text(json.dumps({
+    text = json.dumps({
         "sweep": spec.file, "scenario": str(spec.scenario), "varied": spec.varied, "seeds": spec.seeds,
         "seed_mode": spec.seed_mode, "master_seed": spec.master_seed,
         "runs": [{"key": r.key, "point": r.point, "replicate": r.replicate, "seed": r.seed, "params": r.params}
                  for r in the_plan.runs],
-    }, indent=1, default=str) + "\n", encoding="utf-8")
+    }, indent=1, default=str) + "\n"
+    tmp = out / f".sweep.json.tmp-{os.getpid()}"
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out / "sweep.json")
+    damaged = len(the_plan.damaged)
 
     todo: list[RunSpec] = []
     seen: set[str] = set()
@@ -630,8 +798,8 @@ def run_sweep(
         table = build_table(the_plan, out)
         _write_table(table, out)
     if interrupted:
-        raise SweepInterrupted(SweepResult(table, len(the_plan.runs), skipped, ran, failed, True, out, lost))
-    return SweepResult(table, len(the_plan.runs), skipped, ran, failed, False, out, lost)
+        raise SweepInterrupted(SweepResult(table, len(the_plan.runs), skipped, ran, failed, True, out, lost, damaged))
+    return SweepResult(table, len(the_plan.runs), skipped, ran, failed, False, out, lost, damaged)
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -701,7 +869,13 @@ def flows_table(out: str | Path) -> Any:
     front = [c for c in front if c in ("point", "replicate", "seed") or c in json.loads(
         (out / "sweep.json").read_text(encoding="utf-8"))["varied"]]
     for _, row in ok.iterrows():
-        flows = pd.read_parquet(out / row["run_dir"] / "flows.parquet")
+        path = out / row["run_dir"] / "flows.parquet"
+        try:
+            flows = pd.read_parquet(path)
+        except Exception as exc:  # missing, truncated, not Parquet (damaged after the sweep)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ScenarioError(str(path), "", f"damaged or unreadable ({first}); rerun the sweep: it checks "
+                                "every run and runs the damaged ones again") from None
         for i, column in enumerate(front):
             flows.insert(i, column, row[column])
         frames.append(flows)
@@ -720,8 +894,9 @@ def describe_plan(the_plan: Plan, jobs: int | None, scheduler: str | None, cost:
     seeds = f"seeds {spec.seeds}" if isinstance(spec.seeds, list) else f"{spec.seeds} seed{'s' if spec.seeds != 1 else ''} ({spec.seed_mode})"
     total = len(the_plan.runs)
     lines.append(f"varied: {varied}")
+    damaged = f", {len(the_plan.damaged)} of them damaged, to run again" if the_plan.damaged else ""
     lines.append(f"{the_plan.points} point{'s' if the_plan.points != 1 else ''} x {seeds} = {total} runs "
-                 f"({len(the_plan.done)} finished, {total - len(the_plan.done)} to run)")
+                 f"({len(the_plan.done)} finished, {total - len(the_plan.done)} to run{damaged})")
     invalid = the_plan.invalid
     if invalid:
         lines.append(f"{len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} (recorded as failed runs): "

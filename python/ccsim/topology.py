@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PlainSerializer, model_validator
 
-from .errors import FieldError
+from .errors import FieldError, show
 from .fields import AlgoSpec, Prob, QueueAlgo, Rate, StrictModel, Time, algo
 from .registry import get_registry
 
@@ -77,7 +77,7 @@ def _parse_processing(value: Any) -> dict[str, Any]:
     """``{ delay = "20us", jitter = "50us", distribution = "uniform" }``, checked against the
     engine's ``node processing`` table (net/processing.rs); canonical values, given keys only."""
     if not isinstance(value, dict):
-        raise FieldError("", f'expected a table such as {{ delay = "20us", jitter = "50us", distribution = "uniform" }}, got {value!r}')
+        raise FieldError("", f'expected a table such as {{ delay = "20us", jitter = "50us", distribution = "uniform" }}, got {show(value)}')
     return get_registry().validate_params("node", "processing", value)
 
 
@@ -151,7 +151,7 @@ class Network:
 
     def add_node(self, name: str, kind: str, where: str) -> None:
         if name in self.nodes:
-            raise FieldError(where, f"duplicate node name {name!r}")
+            raise FieldError(where, f"duplicate node name {show(name)}")
         self.nodes[name] = kind
 
     def hosts(self) -> list[str]:
@@ -342,9 +342,9 @@ class Explicit(StrictModel):
             for end in ("a", "b"):
                 name = getattr(link, end)
                 if name not in net.nodes:
-                    raise FieldError(f"links[{i}].{end}", f"no node named {name!r}; nodes: {known}")
+                    raise FieldError(f"links[{i}].{end}", f"no node named {show(name)}; nodes: {known}")
             if link.a == link.b:
-                raise FieldError(f"links[{i}].b", f"a link needs two different nodes, got {link.a!r} twice")
+                raise FieldError(f"links[{i}].b", f"a link needs two different nodes, got {show(link.a)} twice")
             ends = frozenset((link.a, link.b))
             if ends in seen:
                 raise FieldError(f"links[{i}]", f"a second link between {link.a} and {link.b}; at most one is allowed")

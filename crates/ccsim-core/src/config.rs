@@ -219,8 +219,8 @@ fn yes() -> bool {
 
 /// A networked control loop (see [`crate::ncs`]): a plant sampled every `period_ns`, a
 /// controller, a reference, and the two flows (application `ncs`) that carry samples and
-/// controls. Defaults: the DC motor, PI controller and square-wave reference of paper
-/// `shared/papers/000_b5abac0796175a98.txt` sec. 4, h = 14 ms, no network (ideal loop).
+/// controls. Defaults: the DC motor, PI controller and square-wave reference of the ANCE
+/// paper (Sup, de Moraes, Bauchspiess, IJCNIS 2020) sec. 4, h = 14 ms, no network (ideal loop).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ControlLoopSpec {

@@ -1119,7 +1119,8 @@ impl Simulation {
                     app: info.app.clone(),
                     start_s: secs(info.start),
                     bytes_delivered: s.bytes_delivered,
-                    goodput_bps: per_sec(s.bytes_delivered as f64 * 8.0),
+                    bytes_received: s.bytes_received,
+                    goodput_bps: per_sec(s.bytes_received as f64 * 8.0),
                     packets_sent: s.packets_sent,
                     packets_received: s.packets_received,
                     retransmissions: s.retransmissions,
@@ -1175,6 +1176,7 @@ impl Simulation {
                     sd_len_bytes: sd(s.area_bytes_sq, mean_b),
                     max_len_pkts: s.max_len_pkts,
                     mean_sojourn_s: if s.departures > 0 { s.sojourn_sum as f64 / s.departures as f64 / 1e9 } else { 0.0 },
+                    mean_drop_sojourn_s: if s.drops > 0 { s.drop_sojourn_sum as f64 / s.drops as f64 / 1e9 } else { 0.0 },
                     max_sojourn_s: secs(s.sojourn_hist.max()),
                     p50_sojourn_s: s.sojourn_hist.quantile(0.5).map_or(0.0, |v| v / 1e9),
                     p99_sojourn_s: s.sojourn_hist.quantile(0.99).map_or(0.0, |v| v / 1e9),
@@ -1260,8 +1262,9 @@ impl Simulation {
     }
 }
 
-/// Jain's fairness index (ALGORITHMS.md E1): `(Σx)² / (n Σx²)`; `None` when undefined (no
-/// flows, or all zero).
+/// Jain's fairness index (Jain, Chiu, Hawe, "A Quantitative Measure of Fairness and
+/// Discrimination for Resource Allocation in Shared Computer Systems", DEC-TR-301, 1984):
+/// `(Σx)² / (n Σx²)`; `None` when undefined (no flows, or all zero).
 pub fn jain_index(x: &[f64]) -> Option<f64> {
     let sum: f64 = x.iter().sum();
     let sum_sq: f64 = x.iter().map(|v| v * v).sum();

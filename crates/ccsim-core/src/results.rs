@@ -19,7 +19,7 @@ pub struct Results {
     pub flows: Vec<FlowResult>,
     /// One entry per link direction (output queue), in configuration order.
     pub queues: Vec<QueueResult>,
-    /// Jain's fairness index of goodput over the chosen flows (E1); `None` when undefined.
+    /// Jain's fairness index of goodput over the chosen flows; `None` when undefined.
     pub jain_index: Option<f64>,
     /// Name of the bottleneck queue, if the scenario named one.
     pub bottleneck: Option<String>,
@@ -104,9 +104,16 @@ pub struct FlowResult {
     pub app: String,
     /// Actual start time (s), after drawing from its window.
     pub start_s: f64,
-    /// Application bytes delivered in order to the receiving application (E3).
+    /// Application bytes delivered in order to the receiving application in the measured
+    /// window. Data that arrived out of order before the window and is released by a
+    /// retransmission inside it counts here, so this can exceed what the path carried.
     pub bytes_delivered: u64,
-    /// `bytes_delivered * 8 / window` (bit/s).
+    /// Payload bytes that reached the receiving host for the first time in the measured
+    /// window, each byte once, in order or not (duplicates and retransmissions of data
+    /// already held add nothing).
+    pub bytes_received: u64,
+    /// Goodput, `bytes_received * 8 / window` (bit/s): summed over flows it never exceeds
+    /// the payload the bottleneck carried (RFC 2647 §3.17 counts each payload byte once).
     pub goodput_bps: f64,
     /// Data packets the sender put on the wire (first transmissions and retransmissions).
     pub packets_sent: u64,
@@ -189,8 +196,14 @@ pub struct QueueResult {
     pub sd_len_bytes: f64,
     /// Largest length seen (packets).
     pub max_len_pkts: u64,
-    /// Mean sojourn time of departing packets (s).
+    /// Mean sojourn time of departing packets (s), as the papers plot it. Under an AQM that
+    /// drops from the head (CoDel, PIE) it leaves out the packets dropped after waiting, so
+    /// Little's law holds for all arrivals only with them:
+    /// `mean_len_pkts = (departures * mean_sojourn_s + drops * mean_drop_sojourn_s) / window`.
     pub mean_sojourn_s: f64,
+    /// Mean time dropped packets spent in the queue before their drop (s; 0 for a packet
+    /// dropped on arrival; 0 without drops).
+    pub mean_drop_sojourn_s: f64,
     /// Largest sojourn time (s).
     pub max_sojourn_s: f64,
     /// Median sojourn time (s; from a log-linear histogram, within 6.25 %; 0 without departures).

@@ -20,6 +20,8 @@ pub struct FlowStats {
     pub packets_received: u64,
     /// Application bytes delivered in order to the receiving application.
     pub bytes_delivered: u64,
+    /// Payload bytes that reached the receiver for the first time (each byte once).
+    pub bytes_received: u64,
     /// Sum of one-way delays (ns).
     pub delay_sum: u128,
     /// Sum of RTT samples (ns).
@@ -85,6 +87,19 @@ impl FlowStats {
         if self.measuring(now) {
             self.bytes_delivered += bytes;
         }
+    }
+
+    /// `bytes` of payload reached the receiver for the first time.
+    pub fn first_received(&mut self, now: Time, bytes: u64) {
+        if self.measuring(now) {
+            self.bytes_received += bytes;
+        }
+    }
+
+    /// A datagram's payload reached its receiver: it is new and delivered at once.
+    pub fn datagram(&mut self, now: Time, bytes: u64) {
+        self.delivered(now, bytes);
+        self.first_received(now, bytes);
     }
 
     /// The sender took an RTT sample.

@@ -1,5 +1,5 @@
-//! End-to-end networked control loops (paper `shared/papers/000_b5abac0796175a98.txt`
-//! sec. 4): the DC motor under PI control with its samples and controls travelling as UDP
+//! End-to-end networked control loops (the ANCE paper, Sup, de Moraes, Bauchspiess, IJCNIS
+//! 2020, sec. 4): the DC motor under PI control with its samples and controls travelling as UDP
 //! packets, checked against the ideal (network-free) loop and against each other.
 
 mod common;

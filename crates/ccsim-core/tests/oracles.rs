@@ -1,5 +1,6 @@
-//! Analytic oracles (ALGORITHMS.md E4, E5): the simulator against closed-form queueing and
-//! TCP results.
+//! Analytic oracles: the simulator against closed-form queueing results (Kleinrock, *Queueing
+//! Systems* Vol. 1, 1975; Pollaczek-Khinchine for M/G/1) and TCP results (the Mathis et al.
+//! 1997 throughput formula).
 //!
 //! - M/M/1 and M/D/1: Poisson UDP arrivals (`poisson` app) into one FIFO (DropTail) link.
 //!   `QueueResult.mean_len_pkts` excludes the packet in transmission, so it is Lq, and
@@ -163,7 +164,8 @@ fn deterministic_sizes_halve_the_waiting_of_exponential_ones() {
     assert!((lq_m / lq_d / 2.0 - 1.0).abs() < 0.1, "ratio {}", lq_m / lq_d);
 }
 
-/// Mathis et al. (1997), ALGORITHMS.md E4: BW = MSS/RTT * sqrt(3/(2b)) / sqrt(p).
+/// Mathis, Semke, Mahdavi, Ott, "The Macroscopic Behavior of the TCP Congestion Avoidance
+/// Algorithm", ACM CCR 27(3), 1997: BW = MSS/RTT * sqrt(3/(2b)) / sqrt(p).
 ///
 /// Choices: `sack = false` (NewReno, RFC 6582, the Reno-style AIMD(1, 1/2) the formula
 /// models); `delack_count = 1`, so every segment is ACKed and b = 1 (C = sqrt(3/2)): with
@@ -173,8 +175,8 @@ fn deterministic_sizes_halve_the_waiting_of_exponential_ones() {
 /// are only the Bernoulli ones on a->b. `min_rto = 200 ms` (Linux) so that the few timeouts
 /// at p = 1 % cost what they cost in practice.
 ///
-/// Band 0.75..1.33 of the formula (a factor 4/3 either way): ALGORITHMS.md E4 suggests
-/// +-20 % with >= 1000 loss events; we have fewer (below), hence the wider band. Systematic
+/// Band 0.75..1.33 of the formula (a factor 4/3 either way): +-20 % would need >= 1000 loss
+/// events; we have fewer (below), hence the wider band. Systematic
 /// deviations it must absorb: the formula ignores timeouts and slow start (throughput below
 /// it at large p) and counts loss *events*, while several Bernoulli losses in one window
 /// make one event (throughput above it, growing with p). The run lengths give ~150

@@ -8,6 +8,10 @@ keeps each finished run on disk (``runs/KEY.json``, or ``runs-quick/`` for the q
 written atomically) so that an interrupted
 reproduction resumes where it stopped, and writes ``report.md`` linking everything.
 
+The papers' scenario files are package data, ``scenarios/<paper>/`` beside this file (the
+repository's ``scenarios/papers/`` is a link to it), read with :func:`load_scenario` through
+``importlib.resources`` so that an installed wheel finds them wherever it is installed.
+
 Adding a paper: a module with ``PAPER = Paper(...)`` and a line in ``_MODULES``.
 """
 
@@ -19,15 +23,17 @@ import importlib
 import json
 import os
 import time
+import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce"]
+__all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce", "load_scenario"]
 
 # Paper id -> module in this package.
 _MODULES: dict[str, str] = {
@@ -37,6 +43,13 @@ _MODULES: dict[str, str] = {
     "ca-artt": "ca_artt",
     "ecn-codel": "ecn_codel",
 }
+
+
+def load_scenario(paper_dir: str, name: str) -> dict[str, Any]:
+    """The scenario file ``scenarios/<paper_dir>/<name>`` of this package, parsed (a fresh dict
+    on every call, so callers may change it)."""
+    text = (resources.files(__name__) / "scenarios" / paper_dir / name).read_text(encoding="utf-8")
+    return tomllib.loads(text)
 
 
 @dataclass(frozen=True)
@@ -97,8 +110,6 @@ class Paper:
 
     id: str
     title: str
-    file: str
-    """The paper's file in shared/papers/."""
     runs: Callable[[bool], list[Run]]
     """The runs of the full (``quick=False``) or shortened (``quick=True``) reproduction."""
     analyze: Callable[[Mapping[str, Any], Artifacts, bool], None]
@@ -206,7 +217,7 @@ def reproduce(
     artifacts = Artifacts(out, jobs=jobs)
     p.analyze(done, artifacts, quick)
     report = out / "report.md"
-    lines = [f"# {p.title}", "", f"Reproduction `{p.id}` of `shared/papers/{p.file}`"
+    lines = [f"# {p.title}", "", f"Reproduction `{p.id}` of the paper above"
              f"{' (quick form: shortened runs; see docs/reproductions.md for the full runs)' if quick else ''}.",
              f"{len(runs)} runs, {len(todo)} simulated now in {wall:.1f} s of wall time.", ""]
     for title, items in artifacts.sections:

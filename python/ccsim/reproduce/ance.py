@@ -10,27 +10,23 @@ its findings are statements about its figures, checked in ``findings.csv``.
 
 Throughput is the paper's ``T = NP / Time`` (NP: packets transmitted and acknowledged, here
 segments delivered in order) as it grows over the run; the ITAE of Figures 30 and 33 is the
-per-sample sum of t_k |e_k|, the scale of the paper's 8727 rad.s threshold
-(shared/papers/README.md), with the integral beside it in the tables.
+per-sample sum of t_k |e_k|, the scale of the paper's 8727 rad.s threshold (with h = 14 ms the
+integral of t |e(t)| dt is about 70 times smaller; docs/reproductions.md), with the integral
+beside it in the tables.
 """
 
 from __future__ import annotations
 
 import copy
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import Artifacts, Paper, Run
+from . import Artifacts, Paper, Run, load_scenario
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "ance"
-DAISY = SCENARIOS / "daisy_chain.toml"
-DUMBBELL = SCENARIOS / "dumbbell.toml"
 
 MSS = 948
 """Payload bytes per segment (1000-byte packets with the 52-byte header)."""
@@ -98,14 +94,10 @@ def _slug(name: str) -> str:
     return name.lower().replace("-", "")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    return tomllib.loads(path.read_text(encoding="utf-8"))
-
-
 def daisy_scenario(name: str) -> dict[str, Any]:
     """The sec. 3 daisy chain with technique ``name`` (one of :data:`DAISY_TECHNIQUES`)."""
     t = TECHNIQUES[name]
-    data = _load(DAISY)
+    data = load_scenario("ance", "daisy_chain.toml")
     data["topology"]["hops"][0]["queue"] = copy.deepcopy(t.queue)
     for flow in data["flows"]:
         flow["cc"] = copy.deepcopy(t.cc)
@@ -121,7 +113,7 @@ def dumbbell_scenario(name: str) -> dict[str, Any]:
     notifications, which do not cause any direct effect on the UDP-like NCS flow"), rather than
     every early drop of a non-ECT packet landing on the control loop."""
     t = TECHNIQUES[name]
-    data = _load(DUMBBELL)
+    data = load_scenario("ance", "dumbbell.toml")
     data["topology"]["bottleneck"]["queue"] = copy.deepcopy(t.queue)
     for flow in data["flows"]:
         flow["cc"] = copy.deepcopy(t.cc)
@@ -603,7 +595,6 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
 PAPER = Paper(
     id="ance",
     title="Sup, de Moraes, Bauchspiess: Acknowledge-Based Non-Congestion Estimation (ANCE)",
-    file="000_b5abac0796175a98.txt",
     runs=runs,
     analyze=analyze,
 )

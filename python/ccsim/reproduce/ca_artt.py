@@ -25,19 +25,16 @@ from __future__ import annotations
 
 import copy
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..units import parse_bytes as parse_size_bytes, parse_time
-from . import Artifacts, Paper, Run
+from . import Artifacts, Paper, Run, load_scenario
 
-SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "ca-artt" / "asymmetric.toml"
 
 # Packet sizes of eq. 34 (bytes): ACK and data.
 S_A, S_D = 40, 1000
@@ -150,7 +147,7 @@ class Case:
 
 
 def _base() -> dict[str, Any]:
-    return tomllib.loads(SCENARIO.read_text(encoding="utf-8"))
+    return load_scenario("ca-artt", "asymmetric.toml")
 
 
 def _grid(quick: bool) -> dict[str, list[Case]]:
@@ -525,7 +522,6 @@ def _table_1(results: Mapping[str, Any], cases: list[Case]) -> tuple[pd.DataFram
 PAPER = Paper(
     id="ca-artt",
     title="Jeyasekar, Kasmir Raja, Annie Uthra: ARIMA-based RTT estimation for congestion avoidance in asymmetric networks (CA-ARTT)",
-    file="003_4f953f1f4521601d.txt",
     runs=runs,
     analyze=analyze,
 )

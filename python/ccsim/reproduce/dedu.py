@@ -5,16 +5,13 @@ and DCCP/TFRC (CCID 3), from ``scenarios/papers/dedu-ncs/star.toml``.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from . import Artifacts, Paper, Run
+from . import Artifacts, Paper, Run, load_scenario
 
-SCENARIO = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "dedu-ncs" / "star.toml"
 
 # Transport of every flow (sensors and the controller's answers) per protocol of Table I.
 PROTOCOLS: dict[str, Any] = {
@@ -35,7 +32,7 @@ PUBLISHED = {
 
 
 def _scenario(transport: Any, quick: bool) -> dict[str, Any]:
-    data = tomllib.loads(SCENARIO.read_text(encoding="utf-8"))
+    data = load_scenario("dedu-ncs", "star.toml")
     for flow in data["flows"]:
         flow["transport"] = transport
     if quick:
@@ -98,7 +95,6 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
 PAPER = Paper(
     id="dedu-ncs",
     title="Dedu, Bise, Bourgeois: congestion controls in centralized control systems",
-    file="001_add939f2600e75ef.txt",
     runs=runs,
     analyze=analyze,
 )

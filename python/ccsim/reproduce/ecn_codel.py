@@ -12,19 +12,16 @@ and range over the seeds.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..metrics import jain
-from . import Artifacts, Paper, Run
+from . import Artifacts, Paper, Run, load_scenario
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "ecn-codel"
 QUEUE = "A->B"
 
 # Queue key -> (label, queue table replacing the scenario file's kind). The scenario files
@@ -80,7 +77,7 @@ ACCESS_DELAY_MS = 1.0
 
 
 def _scenario(exp: Experiment, queue: str, quick: bool, delay: str | None = None) -> dict[str, Any]:
-    data = tomllib.loads((SCENARIOS / exp.file).read_text(encoding="utf-8"))
+    data = load_scenario("ecn-codel", exp.file)
     topo = data["topology"]
     if delay is not None:
         topo["bottleneck"]["delay"] = delay
@@ -473,7 +470,6 @@ def _analyze_sensitivity(results: Mapping[str, Any], out: Artifacts) -> None:
 PAPER = Paper(
     id="ecn-codel",
     title="ECN-enhanced CoDel: conservative ECN marking for CoDel",
-    file="004_5f7aee26e41e985e.txt",
     runs=runs,
     analyze=analyze,
 )

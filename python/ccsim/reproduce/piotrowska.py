@@ -16,18 +16,15 @@ with it off (the add-on ns-3 CUBIC the paper used may have lacked it) and the
 from __future__ import annotations
 
 import copy
-import tomllib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..metrics import jain
-from . import Artifacts, Paper, Run
+from . import Artifacts, Paper, Run, load_scenario
 
-DIR = Path(__file__).resolve().parents[3] / "scenarios" / "papers" / "piotrowska"
 TOPOLOGIES = {"dc": "data_center", "al": "access_link"}
 TOPOLOGY_TITLES = {"dc": "Data Center", "al": "Access Link"}
 QUEUES = ("droptail", "pie", "codel")
@@ -55,7 +52,7 @@ QUICK = {"dc": ("3s", "1s", "0s..500ms"), "al": ("16s", "6s", "0s..2s")}
 
 
 def _load(name: str) -> dict[str, Any]:
-    return tomllib.loads((DIR / name).read_text(encoding="utf-8"))
+    return load_scenario("piotrowska", name)
 
 
 def scenario(topo: str, queue: str, ccs: Mapping[str, Any], load: str, quick: bool) -> dict[str, Any]:
@@ -553,7 +550,6 @@ _FINDINGS = {
 PAPER = Paper(
     id="piotrowska",
     title="Piotrowska: On Cross-Layer Interactions for Congestion Control in the Internet",
-    file="002_fc58f7a1258d710e.txt",
     runs=runs,
     analyze=analyze,
 )

@@ -1,7 +1,7 @@
 //! The messages of a networked control loop (see [`crate::ncs`]): one message of `size`
 //! bytes each time the loop hands one over — a sample on the sensor flow, a control on the
-//! actuator flow — between the flow's start and stop times. Paper
-//! `shared/papers/000_b5abac0796175a98.txt` sec. 4: 48-byte packets every h = 14 ms.
+//! actuator flow — between the flow's start and stop times. The ANCE paper (Sup, de Moraes,
+//! Bauchspiess, IJCNIS 2020) sec. 4: 48-byte packets every h = 14 ms.
 
 use super::{AppModel, Application, Socket};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};

@@ -31,7 +31,8 @@ fn main() {
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let results = sim.results();
-    // Packets the bottleneck transmitted over the whole run (BENCHMARK.md), warm-up included.
+    // Packets the bottleneck transmitted over the whole run, warm-up included (the benchmark's
+    // definition, docs/performance.md).
     let bottleneck_tx = results.bottleneck.as_deref().and_then(|b| sim.queue(b)).map(|q| q.stats.total_out);
     let out = serde_json::json!({
         "wall_s": wall,

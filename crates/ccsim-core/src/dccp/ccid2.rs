@@ -6,7 +6,7 @@
 //!   window in packets, `ssthresh` arbitrarily high.
 //! - Every packet newly reported received by an Ack Vector leaves `pipe`. In slow start
 //!   (`cwnd < ssthresh`) `cwnd` grows by one per two newly acknowledged packets and by at most
-//!   `ceil(R/2)` per ACK (R = Ack Ratio; Linux's reading of §5, ALGORITHMS.md D1); in
+//!   `ceil(R/2)` per ACK (R = Ack Ratio; Linux `ccid2.c`'s reading of §5); in
 //!   congestion avoidance by one per `cwnd` newly acknowledged packets.
 //! - A packet is lost once it is unacknowledged and `NUMDUPACK = 3` packets sent after it have
 //!   been acknowledged (§5). It leaves `pipe` and is **never retransmitted**.

@@ -1,6 +1,6 @@
 //! Networked control loops: a continuous plant sampled every h, a remote controller, and an
-//! actuator, joined by messages that travel through the simulated network (paper
-//! `shared/papers/000_b5abac0796175a98.txt`, sec. 4, Fig. 7: sensor -> controller delay
+//! actuator, joined by messages that travel through the simulated network (the ANCE paper,
+//! Sup, de Moraes, Bauchspiess, IJCNIS 2020, sec. 4, Fig. 7: sensor -> controller delay
 //! τ^sc, controller -> actuator delay τ^ca, switches S1 and S2 for losses).
 //!
 //! One loop, with a *sensor flow* (plant host -> controller host) and an *actuator flow*

@@ -1,4 +1,6 @@
-//! Control performance indices (ALGORITHMS.md E2; Ogata, *Modern Control Engineering*).
+//! Control performance indices (Graham & Lathrop, "The Synthesis of 'Optimum' Transient
+//! Response: Criteria and Standard Forms", Transactions of the AIEE, 1953; Ogata, *Modern
+//! Control Engineering*).
 //!
 //! Continuous, over the measured window `[t0, T]` with `t` the simulation time:
 //! `ITAE = ∫ t |e(t)| dt`, `IAE = ∫ |e(t)| dt`, `ISE = ∫ e(t)^2 dt`.

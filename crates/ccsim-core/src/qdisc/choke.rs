@@ -1,5 +1,4 @@
-//! CHOKe: CHOose and Keep for responsive flows, CHOose and Kill for unresponsive flows
-//! (ALGORITHMS.md A6).
+//! CHOKe: CHOose and Keep for responsive flows, CHOose and Kill for unresponsive flows.
 //!
 //! Source: Pan, Prabhakar, Psounis, "CHOKe: a stateless active queue management scheme for
 //! approximating fair bandwidth allocation", IEEE INFOCOM 2000, with the rule order of Linux

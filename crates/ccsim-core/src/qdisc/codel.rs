@@ -1,4 +1,5 @@
-//! CoDel (Controlled Delay), RFC 8289 (ALGORITHMS.md A3).
+//! CoDel (Controlled Delay): RFC 8289, Nichols, Jacobson, McGregor, Iyengar, "Controlled Delay
+//! Active Queue Management", 2018.
 //!
 //! The dequeue side follows the pseudocode of RFC 8289 §5 (`dodequeue`, `dequeue`,
 //! `control_law`): the sojourn time of the head packet is compared with `target`; once it
@@ -6,7 +7,8 @@
 //! state, drops one packet from the head and schedules the next drop at
 //! `drop_next = t + interval / sqrt(count)`. On re-entry the RFC 8289 (Linux) count-reuse rule
 //! applies: `count <- count - lastcount` when that difference exceeds 1 and the previous
-//! episode ended less than 16 intervals ago (ALGORITHMS.md Part G item 3). `ok_to_drop`
+//! episode ended less than 16 intervals ago (RFC 8289 §5 and Linux `codel_impl.h`; the 2012
+//! ACM Queue article's pseudocode differs). `ok_to_drop`
 //! uses the RFC's `now >= first_above_time` (Linux uses `>`), and the RFC's "queue below
 //! one MTU" exception (`bytes() <= MAXPACKET`, parameter `mtu`) with the backlog counted
 //! after the head packet has been removed, as RFC `bytes()` and Linux `codel_should_drop`.
@@ -19,7 +21,7 @@
 //! FQ-CoDel runs the same code on each of its flow queues.
 //!
 //! Deliberate choices: `1/sqrt(count)` is computed in floating point rather than with
-//! Linux's Newton iteration in Q0.32 (ALGORITHMS.md A3 implementation note), so drop times
+//! Linux's Newton iteration in Q0.32 (`codel_Newton_step` in `codel_impl.h`), so drop times
 //! can differ from Linux by a nanosecond; the `ce_threshold` extension of Linux/ns-3 is not
 //! modelled. Arrivals beyond `limit` are tail-dropped (Linux `sch_codel`), as overflow.
 

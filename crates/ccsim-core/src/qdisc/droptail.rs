@@ -1,5 +1,5 @@
 //! DropTail: a FIFO with a hard limit in packets or bytes; an arrival that does not fit is
-//! dropped (ALGORITHMS.md A1; ns-3 `FifoQueueDisc`, Linux `pfifo`/`bfifo`).
+//! dropped (no RFC; as ns-3 `FifoQueueDisc` and Linux `pfifo`/`bfifo`).
 
 use std::collections::VecDeque;
 

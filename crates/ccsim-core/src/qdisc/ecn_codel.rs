@@ -1,4 +1,5 @@
-//! ECN-enhanced CoDel (paper `shared/papers/004_5f7aee26e41e985e.txt`, §3, Fig. 1(b)).
+//! ECN-enhanced CoDel, from the paper of that name on conservative ECN marking for CoDel
+//! (§3, Fig. 1(b); reproduced by `ccsim reproduce ecn-codel`, docs/reproductions.md).
 //!
 //! CoDel (RFC 8289, [`super::codel`]) waits a whole interval of sojourn times above target
 //! before its first drop. This variant signals earlier without losing packets: while CoDel

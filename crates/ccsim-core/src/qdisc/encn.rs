@@ -1,9 +1,11 @@
-//! ENCN, router side: Explicit Non-Congestion Notification (ALGORITHMS.md C8).
+//! ENCN, router side: Explicit Non-Congestion Notification.
 //!
-//! Source: Sup, de Moraes, Bauchspiess, INDIN 2016 (**not available**, Part G 13), read
-//! through the authors' ANCE paper (IJCNIS 2020, `shared/papers/000_b5abac0796175a98.txt`
-//! sec. 2 and 3.1): a router signals *non*-congestion while its queue is below `Q_min`
-//! (3 kbytes in the paper's daisy chain), and ENCN senders grow their window on that signal.
+//! Source: Sup, de Moraes, Bauchspiess, "Simultaneous TCP and NCS flows in a UPPAAL framework
+//! with a new AQM technique", IEEE INDIN 2016 (**not available** to us), read through the
+//! authors' later paper, "Acknowledge-Based Non-Congestion Estimation: An Indirect Queue
+//! Management Approach for Concurrent TCP and UDP-like Flows", IJCNIS 2020, sec. 2 and 3.1: a
+//! router signals *non*-congestion while its queue is below `Q_min` (3 kbytes in the paper's
+//! daisy chain), and ENCN senders grow their window on that signal.
 //!
 //! Carriage in ccsim (our design; the paper's codepoint is unknown):
 //! - the flag [`FLAG_NC`] on a data packet means "no ENCN router on the path so far is

@@ -1,4 +1,5 @@
-//! FQ-CoDel (Flow Queue CoDel), RFC 8290 (ALGORITHMS.md A5).
+//! FQ-CoDel (Flow Queue CoDel): RFC 8290, Hoeiland-Joergensen, McKenney, Taht, Gettys,
+//! Dumazet, "The Flow Queue CoDel Packet Scheduler and Active Queue Management Algorithm", 2018.
 //!
 //! Packets are hashed by flow into `flows` queues (§4.1.1); the hash is perturbed by a value
 //! drawn once from the queue's random stream (on the first arrival), so which flows share a

@@ -1,7 +1,7 @@
-//! TCP-Jersey's congestion warning (CW), router side (ALGORITHMS.md C6 rule 2).
+//! TCP-Jersey's congestion warning (CW), router side.
 //!
 //! Source: Xu, Tian, Ansari, "TCP-Jersey for Wireless IP Communications", IEEE JSAC 22(4),
-//! 2004. **Only the abstract was available** (ALGORITHMS.md Part G 11): routers "mark all
+//! 2004, pp. 747-756. **Only the abstract was available**: routers "mark all
 //! packets when there is a sign of incipient congestion". The reading implemented here:
 //! - "incipient congestion" is RED's average queue (same EWMA and idle decay, shared
 //!   [`QueueAverage`] from `red.rs`) above a threshold `min_th` (RED's lower threshold; RED's

@@ -8,7 +8,7 @@
 //! `arrivals = departures + drops + length` (in total and per flow), the discipline's limit
 //! and the length counters after every operation (`invariants.rs`).
 //!
-//! Length convention (ALGORITHMS.md A1): the packet being serialized has left the queue, as
+//! Length convention: the packet being serialized has left the queue, as
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
 
 pub mod choke;
@@ -102,16 +102,19 @@ pub struct QdiscCtx<'a> {
     drops: u64,
     early_drops: u64,
     marks: u64,
+    /// Time the dropped packets spent in the queue (ns; 0 for a packet dropped on arrival).
+    drop_sojourn: u128,
 }
 
 impl<'a> QdiscCtx<'a> {
     fn new(now: Time, rng: &'a mut Rng, events: &'a mut Vec<QueueEvent>) -> Self {
-        QdiscCtx { now, rng, events, drops: 0, early_drops: 0, marks: 0 }
+        QdiscCtx { now, rng, events, drops: 0, early_drops: 0, marks: 0, drop_sojourn: 0 }
     }
 
     /// Drop `pkt` (the arriving packet or one taken out of the queue).
     pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
         self.drops += 1;
+        self.drop_sojourn += self.now.saturating_sub(pkt.enqueued_at) as u128;
         let kind = match reason {
             DropReason::Overflow => QueueEventKind::Overflow,
             DropReason::Early => {
@@ -267,6 +270,9 @@ pub struct QueueStats {
     pub sojourn_hist: sojourn::SojournHistogram,
     /// Sum and maximum of sojourn times of departures (ns).
     pub sojourn_sum: u128,
+    /// Sum of the times dropped packets spent in the queue (ns, measured window): a packet
+    /// dropped on arrival adds 0, one an AQM takes from the head its wait.
+    pub drop_sojourn_sum: u128,
     /// Integral of length over time: packets*ns, packets^2*ns, bytes*ns, bytes^2*ns.
     pub area_pkts: u128,
     /// See `area_pkts`.
@@ -361,13 +367,14 @@ impl Queue {
         pkt.enqueued_at = now;
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.enqueue(pkt, &mut ctx);
-        let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
+        let (drops, early, marks, drop_sojourn) = (ctx.drops, ctx.early_drops, ctx.marks, ctx.drop_sojourn);
         let s = &mut self.stats;
         s.total_in += 1;
         s.total_dropped += drops;
         if now >= self.measure_from {
             s.arrivals += 1;
             s.drops += drops;
+            s.drop_sojourn_sum += drop_sojourn;
             s.early_drops += early;
             s.marks += marks;
             s.max_len_pkts = s.max_len_pkts.max(self.disc.len_packets() as u64);
@@ -447,7 +454,7 @@ impl Queue {
         let first = events.len();
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         let pkt = self.disc.dequeue(&mut ctx);
-        let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
+        let (drops, early, marks, drop_sojourn) = (ctx.drops, ctx.early_drops, ctx.marks, ctx.drop_sojourn);
         let s = &mut self.stats;
         s.total_dropped += drops;
         if let Some(p) = &pkt {
@@ -463,6 +470,7 @@ impl Queue {
         }
         if now >= self.measure_from {
             s.drops += drops;
+            s.drop_sojourn_sum += drop_sojourn;
             s.early_drops += early;
             s.marks += marks;
         }
@@ -481,11 +489,12 @@ impl Queue {
         let first = events.len();
         let mut ctx = QdiscCtx::new(now, &mut self.rng, events);
         self.disc.on_wakeup(&mut ctx);
-        let (drops, early, marks) = (ctx.drops, ctx.early_drops, ctx.marks);
+        let (drops, early, marks, drop_sojourn) = (ctx.drops, ctx.early_drops, ctx.marks, ctx.drop_sojourn);
         let s = &mut self.stats;
         s.total_dropped += drops;
         if now >= self.measure_from {
             s.drops += drops;
+            s.drop_sojourn_sum += drop_sojourn;
             s.early_drops += early;
             s.marks += marks;
         }

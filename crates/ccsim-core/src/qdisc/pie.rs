@@ -1,4 +1,6 @@
-//! PIE: Proportional Integral controller Enhanced (RFC 8033; ALGORITHMS.md A4).
+//! PIE: Proportional Integral controller Enhanced, RFC 8033 (Pan, Natarajan, Baker, White,
+//! "Proportional Integral Controller Enhanced (PIE): A Lightweight Control Scheme to Address
+//! the Bufferbloat Problem", 2017).
 //!
 //! Arrivals are dropped (or ECN-marked) at random with probability `drop_prob`, which a timer
 //! updates every `tupdate` from the queueing delay: `Δp = α·(qdelay − target) +
@@ -10,7 +12,7 @@
 //! Reference implementations read: Linux `net/sched/sch_pie.c`, ns-3 `pie-queue-disc.cc`,
 //! FreeBSD `dn_aqm_pie.c`, DPDK `rte_pie.h` (the last two follow RFC 8033 Appendix B).
 //!
-//! Default mode is RFC 8033. Where the sources differ (ALGORITHMS.md Part G items 1-2):
+//! Default mode is RFC 8033. Where the sources differ:
 //!
 //! | point | RFC 8033 (default here) | Linux `sch_pie` | ns-3 `PieQueueDisc` |
 //! |---|---|---|---|

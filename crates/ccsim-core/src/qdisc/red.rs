@@ -1,4 +1,4 @@
-//! RED: Random Early Detection (ALGORITHMS.md A2), with gentle mode, byte mode, ECN and
+//! RED: Random Early Detection, with gentle mode, byte mode, ECN and
 //! Adaptive RED. The averaging and the drop decision live in [`RedCore`] (and the averaging
 //! alone in [`QueueAverage`]), which CHOKe (`choke.rs`), TCP-Jersey's congestion warning
 //! (`jersey_cw.rs`) and ENCN (`encn.rs`) reuse.
@@ -12,7 +12,7 @@
 //! - Reference implementations: ns-2 `queue/red.cc`, ns-3 `red-queue-disc.cc`, Linux
 //!   `include/net/red.h` (for defaults and the ECN/hard-drop behaviour).
 //!
-//! Choices where the sources differ (ALGORITHMS.md Part G 5):
+//! Choices where the sources differ:
 //! - **Measured length**: `q` is the length found by the arrival (the arrival excluded), in the
 //!   unit of `min_th` (packets or bytes). If `max_th` is given in the other unit it is
 //!   converted with `mean_pkt_size`.

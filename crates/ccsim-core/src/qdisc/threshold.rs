@@ -1,4 +1,4 @@
-//! Threshold marking, the DCTCP switch (ALGORITHMS.md C5 "Switch"; also E-DCTCP's switch).
+//! Threshold marking, the DCTCP switch (also E-DCTCP's switch).
 //!
 //! Source: RFC 8257 §3.1 ("the switch marks a packet if the queue occupancy exceeds K upon
 //! its arrival"; no averaging) and Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010

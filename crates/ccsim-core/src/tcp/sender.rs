@@ -19,6 +19,13 @@
 //! - RFC 3042: limited transmit (without SACK; with SACK, SACKed bytes leave `pipe`, which has
 //!   the same effect).
 //! - RFC 6298: RTO management (§5.1-5.7), via [`RttEstimator`].
+//! - RFC 5681 §3.1 on a timeout, with one departure: ssthresh comes from `pipe` (RFC 6675
+//!   §5.1), and a timeout that interrupts a fast recovery may lower the ssthresh that recovery
+//!   set but never raise it (Linux's `tcp_enter_loss` keeps it): without SACK, FlightSize
+//!   has by then grown with every segment NewReno sent while repairing one hole per round
+//!   trip. NewReno's timer is RFC 6582's Impatient variant (§3.2 step 5, §4): reset on the
+//!   first partial ACK only, so a window with many losses ends in one timeout rather than
+//!   one round trip per hole.
 //! - RFC 3168 §6.1.2: ECN-Echo reaction at most once per window, CWR on the next new segment;
 //!   retransmissions are sent Not-ECT (§6.1.5).
 //! - E-DCTCP explicit loss notifications (`cc/edctcp.rs`), for algorithms that ask for them:
@@ -951,10 +958,15 @@ impl TcpSender {
         // RFC 5681 §3.1: a segment that already timed out keeps ssthresh unchanged. FlightSize
         // is taken as the data still believed in the network (RFC 6675 pipe, before this
         // timeout marks it lost), as ns-3 does: data SACKed during a failed recovery has left
-        // the network and must not inflate ssthresh.
+        // the network and must not inflate ssthresh. A timeout that ends a fast recovery may
+        // lower the ssthresh that recovery set but not raise it (module header).
         if self.rtt.backoff == 0 {
             self.st.flight_size = self.pipe();
-            self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Timeout);
+            let ssthresh = self.cc.ssthresh(&self.st, Congestion::Timeout);
+            self.st.ssthresh = match self.recovery {
+                Recovery::Fast => ssthresh.min(self.st.ssthresh),
+                _ => ssthresh,
+            };
         }
         self.st.cwnd = self.cfg.mss as u64; // loss window
         self.recovery = Recovery::Timeout;
@@ -1275,6 +1287,26 @@ mod tests {
         assert_eq!(h.s.recovery, Recovery::Open);
         assert_eq!(h.cwnd_segs(), 6.0);
         assert_eq!((h.stats.fast_recoveries, h.stats.retransmissions, h.stats.timeouts), (1, 2, 0));
+    }
+
+    #[test]
+    fn a_timeout_during_newreno_recovery_keeps_the_recovery_ssthresh() {
+        let mut h = Harness::new(10, false);
+        // Recovery with ssthresh 6 and a partial ACK at 4 (recover = 12).
+        two_losses_up_to_the_partial_ack(&mut h);
+        assert_eq!((h.s.recovery, h.s.st.ssthresh), (Recovery::Fast, 6000));
+        // Sixty more dupACKs for 4 (data beyond the holes arriving) inflate the window and
+        // release sixty new segments: FlightSize grows from 4..16 to 4..76, 73 segments, but
+        // the network holds no more than before.
+        for _ in 0..60 {
+            h.ack(4, &[], 0);
+        }
+        assert_eq!(h.s.flight_size(), 73_000);
+        // The timer runs out before the next hole is repaired. FlightSize / 2 would give
+        // ssthresh 36.5 segments, six times what the recovery found the path to carry.
+        h.fire_rto();
+        assert_eq!(h.s.recovery, Recovery::Timeout);
+        assert_eq!((h.s.st.ssthresh, h.s.st.cwnd), (6000, 1000));
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! ANCE, Acknowledge-based Non-Congestion Estimation: Sup, de Moraes, Bauchspiess, IJCNIS
-//! 2020 (`/work/shared/papers/000_b5abac0796175a98.txt`), sec. 2: Algorithm 1, Table 1,
-//! eq. 1-2. The sender keeps the bottleneck queue near `Q_min` from its own estimate
-//! `Q_E = B_E (RTT_now - RTT_min)` (eq. 1), without help from the routers.
+//! ANCE, Acknowledge-based Non-Congestion Estimation: Sup, de Moraes, Bauchspiess,
+//! "Acknowledge-Based Non-Congestion Estimation: An Indirect Queue Management Approach for
+//! Concurrent TCP and UDP-like Flows", International Journal of Communication Networks and
+//! Information Security (IJCNIS), 2020, sec. 2: Algorithm 1, Table 1, eq. 1-2. The sender
+//! keeps the bottleneck queue near `Q_min` from its own estimate `Q_E = B_E (RTT_now -
+//! RTT_min)` (eq. 1), without help from the routers.
 //!
 //! Algorithm 1, on each ACK of new data outside fast recovery (W = cwnd in segments):
 //! - `RTT_min` is the smallest RTT sample, and is set to the current sample `RTT_now` while
@@ -63,8 +65,8 @@
 //!   every decrease multiplies BF by 1.5, the excess shrinks only logarithmically in time.
 //! - W does not grow beyond rwnd (it could not be used; BF then stays as it is).
 //! - The paper's section 2 text says the opposite of Algorithm 1 for slow start (leave it
-//!   when `Q_E < Q_min`); Algorithm 1, Table 1 and the ENCN reading of ALGORITHMS.md C8 are
-//!   followed.
+//!   when `Q_E < Q_min`); Algorithm 1 and Table 1 are followed, as is the paper's description
+//!   of ENCN, which ANCE imitates (`encn.rs`).
 //!
 //! Behaviour (measured in `tests/cc_ance.rs`): Table 1 drives BF to its floor, since a cycle
 //! of n increases and n decreases multiplies it by 0.75^n; the decreases that follow a

@@ -1,6 +1,7 @@
 //! CA-ARTT: congestion avoidance with ARIMA-based RTT estimation. Jeyasekar, Kasmir Raja,
 //! Annie Uthra, "ARIMA model-based RTT estimation for congestion avoidance mechanism in
-//! asymmetric networks", JATIT 66(1), 2014 (`papers/003`), eq. 24 and eq. 28-33.
+//! asymmetric networks", Journal of Theoretical and Applied Information Technology (JATIT)
+//! 66(1), 2014, eq. 24 and eq. 28-33.
 //!
 //! CA-ARTT is TCP Vegas ([`super::vegas`]) whose backlog estimate uses ARTT, a one-step
 //! forecast of the RTT by an ARIMA(2,1,1) model fitted to RTT traces (sec. 3.2, Table 1):

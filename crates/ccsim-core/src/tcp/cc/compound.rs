@@ -1,7 +1,8 @@
 //! Compound TCP (CTCP): a Reno loss window plus a scalable delay-based window.
 //!
 //! Source: draft-sridharan-tcpm-ctcp-02 (Sridharan, Tan, Bansal, Thaler, 2008) and Tan et
-//! al., INFOCOM 2006 / MSR-TR-2005-86, as summarised in ALGORITHMS.md C2; details the draft
+//! al., "A Compound TCP Approach for High-Speed and Long Distance Networks", INFOCOM 2006
+//! (MSR-TR-2005-86); details the draft
 //! leaves open follow the out-of-tree Linux module `tcp_compound.c` (Castellani, Hemminger,
 //! Andrew, release 1.3).
 //!

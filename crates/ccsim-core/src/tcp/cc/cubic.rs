@@ -1,7 +1,7 @@
 //! CUBIC (RFC 9438), optionally with HyStart++ (RFC 9406) for the initial slow start.
 //!
 //! Source: RFC 9438 §4.1-§4.8; constants cross-checked with Linux `tcp_cubic.c` and ns-3
-//! `TcpCubic` (ALGORITHMS.md C1). State is kept in segments and seconds as in the RFC
+//! `TcpCubic`. State is kept in segments and seconds as in the RFC
 //! (`W_max`, `cwnd_prior`, `cwnd_epoch`, `K`, `t_epoch`, `W_est`) and applied to the byte
 //! window of [`CcState`], with fractional bytes carried from ACK to ACK.
 //!

@@ -1,6 +1,6 @@
 //! DCTCP: RFC 8257 (Bensley et al. 2017) §3.2-3.3 and §4; Alizadeh et al., "Data Center TCP
 //! (DCTCP)", SIGCOMM 2010; reference implementations Linux `net/ipv4/tcp_dctcp.c` and ns-3
-//! `tcp-dctcp.cc` (ALGORITHMS.md C5, open question G10). The switch side is the `threshold`
+//! `tcp-dctcp.cc`. The switch side is the `threshold`
 //! queue (`qdisc/threshold.rs`).
 //!
 //! Sender (RFC 8257 §3.3), state named as in the RFC:
@@ -25,7 +25,7 @@
 //!   `dctcp-reno`): no negotiation is simulated.
 //! - Initial `alpha = 1` (Linux `dctcp_alpha_on_init` = 1024/1024, ns-3 `DctcpAlphaOnInit`):
 //!   the first reductions halve, as Reno's would, until the estimate has converged. RFC 8257
-//!   leaves the initial value to implementations (G10).
+//!   leaves the initial value to implementations.
 //! - The first window ends at the first ACK (`window_end` starts at 0, as Linux's `next_seq`
 //!   starts at the initial SND.NXT).
 //! - `g = 1/16`: RFC 8257 §3.3 only bounds it (0 < g < 1); the SIGCOMM paper's experiments,

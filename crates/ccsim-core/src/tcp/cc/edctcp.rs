@@ -1,7 +1,7 @@
 //! E-DCTCP: Huang & Hu, "Enhanced DCTCP to explicitly inform of packet loss", IEEE ICC 2015,
-//! pp. 5511-5516, DOI 10.1109/ICC.2015.7249200 (ALGORITHMS.md C7, open question G12); used
-//! as a baseline by the ANCE paper (`/work/shared/papers/000_b5abac0796175a98.txt` §4, ref. \[8\],
-//! which only names it an "ECN-based protocol" with the routers' cooperation).
+//! pp. 5511-5516, DOI 10.1109/ICC.2015.7249200; used as a baseline by the ANCE paper (Sup, de
+//! Moraes, Bauchspiess, "Acknowledge-Based Non-Congestion Estimation", IJCNIS 2020, §4,
+//! ref. \[8\], which only names it an "ECN-based protocol" with the routers' cooperation).
 //!
 //! **Only the abstract was available.** It establishes: DCTCP (`dctcp.rs`) plus two phases.
 //! *Loss detection*: "if any switch detects a packet (e.g. A) to be dropped, it stamps a
@@ -36,7 +36,7 @@
 //!   the first return is retransmitted at once or one RTT later. `max_exp = 3` (at most 7
 //!   slots): with 40 incast senders (`tests/cc_edctcp.rs`) caps of 2-4 complete at line rate
 //!   without a timeout, while a cap of 6 holds segments for more than a 200 ms RTO (the
-//!   minimum RTT there includes the incast queue). Both are guesses (G12); the abstract's
+//!   minimum RTT there includes the incast queue). Both are guesses; the abstract's
 //!   "simplified" is not explained.
 //! - Everything else is DCTCP, including the RFC 8257 receiver and implied ECN.
 
@@ -55,13 +55,13 @@ pub static PARAMS: &[ParamSpec] = &[
         "slot",
         ParamKind::Time,
         Some(ParamValue::Int(0)),
-        "backoff slot for returned segments; 0 = the flow's minimum RTT (a reading of Huang & Hu 2015, G12)",
+        "backoff slot for returned segments; 0 = the flow's minimum RTT (a guess: Huang & Hu, IEEE ICC 2015, give no slot in their abstract)",
     ),
     ParamSpec::new(
         "max_exp",
         ParamKind::Int,
         Some(ParamValue::Int(3)),
-        "backoff exponent cap: the k-th return of a segment waits U{0..2^min(k, max_exp) - 1} slots (truncated BEB; cap a guess, G12)",
+        "backoff exponent cap: the k-th return of a segment waits U{0..2^min(k, max_exp) - 1} slots (truncated BEB; cap a guess, not in Huang & Hu's abstract)",
     )
     .range(1.0, 16.0),
 ];

@@ -1,12 +1,13 @@
-//! ENCN-TCP, the sender side of Explicit Non-Congestion Notification (ALGORITHMS.md C8).
+//! ENCN-TCP, the sender side of Explicit Non-Congestion Notification.
 //!
-//! Source: Sup, de Moraes, Bauchspiess, INDIN 2016 (not available, ALGORITHMS.md Part G 13),
-//! read through the authors' ANCE paper (`/work/shared/papers/000_b5abac0796175a98.txt`
-//! sec. 2: ANCE "is inspired by ENCN; however, ANCE works with queue length estimation
-//! instead of using explicit non-congestion notification"). Following C8's "stronger
-//! reading", the ENCN sender is ANCE's Algorithm 1 and Table 1 ([`super::ance::Core`], the
-//! same code) with the test `Q_E < Q_min` replaced by "this ACK echoes the routers'
-//! non-congestion mark":
+//! Source: Sup, de Moraes, Bauchspiess, "Simultaneous TCP and NCS flows in a UPPAAL framework
+//! with a new AQM technique", IEEE INDIN 2016 (not available to us), read through the
+//! authors' later paper, "Acknowledge-Based Non-Congestion Estimation: An Indirect Queue
+//! Management Approach for Concurrent TCP and UDP-like Flows", IJCNIS 2020, sec. 2: ANCE "is
+//! inspired by ENCN; however, ANCE works with queue length estimation instead of using
+//! explicit non-congestion notification". So the ENCN sender is ANCE's Algorithm 1 and
+//! Table 1 ([`super::ance::Core`], the same code) with the test `Q_E < Q_min` replaced by
+//! "this ACK echoes the routers' non-congestion mark":
 //! - slow start: Reno's while ACKs carry the echo; at the first ACK without it,
 //!   `W = min(rwnd, ssthresh)`, congestion avoidance, `BF = W`;
 //! - congestion avoidance: with the echo, +1 segment once W ACKs have been received and
@@ -14,8 +15,9 @@
 //!   `BF = BF + BF / 2`;
 //! - losses: TCP-Reno, as ANCE (plain Reno recovery without SACK).
 //!
-//! C8's `inc_encn` (a larger increase on marked ACKs) is not needed by this reading and is
-//! not offered. `Q_min` is the router's parameter (`qdisc/encn.rs`, 3 kbytes in the paper).
+//! A separate, larger increase on marked ACKs (a free parameter, since the INDIN paper's rule
+//! is unknown) is not needed by this reading and is not offered. `Q_min` is the router's
+//! parameter (`qdisc/encn.rs`, 3 kbytes in the paper).
 //!
 //! Carriage (ccsim's, see `qdisc/encn.rs`): the sender sets `FLAG_NC` on every data segment
 //! ([`CongestionControl::marks_non_congestion`]), every ENCN queue at or above its `q_min`
@@ -29,7 +31,7 @@ use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery};
 /// Registration.
 pub const MODEL: CcModel = CcModel {
     name: "encn",
-    doc: "ENCN-TCP sender (Sup et al. 2016 via the ANCE paper, ALGORITHMS.md C8): sets FLAG_NC on data; ANCE's Algorithm 1 driven by the routers' non-congestion echo; Reno losses (use with encn queues)",
+    doc: "ENCN-TCP sender (Sup et al., IEEE INDIN 2016, read through their ANCE paper, IJCNIS 2020): sets FLAG_NC on data; ANCE's Algorithm 1 driven by the routers' non-congestion echo; Reno losses (use with encn queues)",
     params: &[],
     build: |_| Box::new(Encn::default()),
 };

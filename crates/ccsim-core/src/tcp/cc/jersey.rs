@@ -1,14 +1,15 @@
 //! TCP-Jersey: Xu, Tian, Ansari, "TCP-Jersey for Wireless IP Communications", IEEE JSAC
-//! 22(4), May 2004, pp. 747-756 (ALGORITHMS.md C6, open question G11); compared against by
-//! the ANCE paper (`/work/shared/papers/000_b5abac0796175a98.txt` §4, Fig. 32-35). The router
+//! 22(4), May 2004, pp. 747-756; compared against by the ANCE paper (Sup, de Moraes,
+//! Bauchspiess, "Acknowledge-Based Non-Congestion Estimation", IJCNIS 2020, §4, Fig. 32-35,
+//! ref. \[6\]). The router
 //! side, the congestion warning (CW), is the `jersey_cw` queue (`qdisc/jersey_cw.rs`): CE on
 //! every ECT packet while RED's average queue exceeds `min_th`; the receiver echoes it as ECE
 //! (RFC 3168, until CWR).
 //!
-//! **Only the abstract of the paper was available**; the rules below are ALGORITHMS.md's
-//! reading, cross-checked with the NITK ns-3 implementation of TCP-Jersey (Jain, Jain,
-//! Tahiliani 2017, `tcp-jersey.cc`), which computes the same estimator and sets
-//! `ssthresh = cwnd = ownd` on congestion:
+//! **Only the abstract of the paper was available**; the rules below are our reading of it
+//! (the estimator written in the style of TCP Westwood), cross-checked with the NITK ns-3
+//! implementation of TCP-Jersey (Jain, Jain, Tahiliani 2017, `tcp-jersey.cc`), which computes
+//! the same estimator and sets `ssthresh = cwnd = ownd` on congestion:
 //! - **ABE**, the available-bandwidth estimator, a time-sliding-window (TSW, Clark & Fang 1998)
 //!   rate average over one RTT, on every ACK of new data (arrival `t_n`, `L_n` bytes newly
 //!   acknowledged): `R_n = (RTT R_{n-1} + L_n) / ((t_n - t_{n-1}) + RTT)`. With ACKs of `L`
@@ -27,10 +28,10 @@
 //!   starts at 0 and only ACKs of new data update it (duplicate ACKs carry no new bytes; the
 //!   cumulative ACK after a recovery brings the bytes in at once, which the 1-RTT window
 //!   averages out). NITK updates once per RTT instead of per ACK.
-//! - `ownd` uses the minimum RTT (Westwood's `BE x RTT_min`; ALGORITHMS.md writes the RTT,
-//!   NITK the latest sample); `ownd_srtt = true` uses SRTT instead, which leaves the standing
-//!   queue in place.
-//! - `min(cwnd, ownd)`: a congestion signal never raises the window (ALGORITHMS.md C6).
+//! - `ownd` uses the minimum RTT (Westwood's `BE x RTT_min`; `R RTT` with the smoothed RTT
+//!   would be another reading, NITK uses the latest sample); `ownd_srtt = true` uses SRTT
+//!   instead, which leaves the standing queue in place.
+//! - `min(cwnd, ownd)`: a congestion signal never raises the window.
 //! - Before the first estimate (no RTT sample, or R = 0) the reductions are Reno's halving.
 //! - At least 2 segments, as RFC 5681's ssthresh.
 //! - ECN is implied (`cc = "jersey"` turns it on): the CW is carried by CE/ECE.

@@ -1,6 +1,6 @@
 //! TCP Vegas: Brakmo & Peterson, "TCP Vegas: End to End Congestion Avoidance on a Global
 //! Internet", IEEE JSAC 13(8), 1995; reference implementations Linux `net/ipv4/tcp_vegas.c` and
-//! ns-3 `tcp-vegas.cc` (ALGORITHMS.md C3, open question G8).
+//! ns-3 `tcp-vegas.cc`.
 //!
 //! State, named as in Linux: `baseRTT` (minimum RTT over the connection), `minRTT` and `cntRTT`
 //! (minimum and number of RTT samples in the current round), `beg_snd_nxt` (SND.NXT when the

@@ -1,6 +1,6 @@
 //! TCP Veno: Fu & Liew, "TCP Veno: TCP Enhancement for Transmission over Wireless Access
 //! Networks", IEEE JSAC 21(2), 2003; reference implementations Linux `net/ipv4/tcp_veno.c` and
-//! ns-3 `tcp-veno.cc` (ALGORITHMS.md C4, open question G9).
+//! ns-3 `tcp-veno.cc`.
 //!
 //! Veno is Reno whose window rules depend on Vegas's backlog estimate
 //! `N = Actual * (RTT - BaseRTT) = cwnd * (RTT - BaseRTT) / RTT` packets:
@@ -14,14 +14,14 @@
 //!   rule (Linux: one `ssthresh` function), then the sender's slow start from one segment.
 //! - `beta = 3` packets (paper, Linux, ns-3).
 //!
-//! Which RTT (G9): `BaseRTT` is the minimum RTT over the connection (Linux, ns-3; the CA-ARTT
+//! Which RTT: `BaseRTT` is the minimum RTT over the connection (Linux, ns-3; the CA-ARTT
 //! paper says Veno resets it on every loss, which neither implementation does). `RTT` is, by
 //! default, the minimum RTT sample of the last completed round trip (rounds by SND.UNA passing
 //! the SND.NXT recorded at the round's start, at least three samples as in Linux's Vegas
 //! machinery), so that delayed ACKs do not inflate it; N is recomputed once per round and the
 //! value of the last round classifies a loss. Linux and ns-3 reset their `minRTT` on every
-//! ACK, which makes their RTT the latest sample (noisy); the paper's brief writes N with SRTT,
-//! which lags the queue by several round trips (RFC 6298 gain 1/8). `use_srtt = true` uses
+//! ACK, which makes their RTT the latest sample (noisy); N written with SRTT instead
+//! lags the queue by several round trips (RFC 6298 gain 1/8). `use_srtt = true` uses
 //! the sender's SRTT instead, evaluated on each ACK and at the loss.
 //!
 //! Deliberate choices:
