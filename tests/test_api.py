@@ -130,23 +130,29 @@ def test_without_traces_only_the_goodput_plot_is_drawn(tmp_path: Path) -> None:
 
 
 class FakeSimulation:
-    """Stands in for _core.Simulation: records the times it is asked to run to."""
+    """Stands in for _core.Simulation: each event takes `ns_per_event` of simulated time;
+    records the budget of every slice it is asked to run and the time each slice ends at."""
 
-    def __init__(self, duration_ns: int, interrupt_at: int | None = None) -> None:
+    def __init__(self, duration_ns: int, interrupt_at: int | None = None, ns_per_event: int = 1) -> None:
         self.duration_ns = duration_ns
         self.now_ns = 0
         self.targets: list[int] = []
+        self.budgets: list[int] = []
         self.interrupt_at = interrupt_at
+        self.ns_per_event = ns_per_event
 
     @property
     def finished(self) -> bool:
         return self.now_ns >= self.duration_ns
 
-    def run_until(self, t_ns: int) -> None:
+    def advance(self, t_ns: int, max_events: int) -> bool:
         if self.interrupt_at is not None and len(self.targets) == self.interrupt_at:
             raise KeyboardInterrupt
-        self.targets.append(t_ns)
-        self.now_ns = min(t_ns, self.duration_ns)
+        self.budgets.append(max_events)
+        end = min(t_ns, self.duration_ns)
+        self.now_ns = min(end, self.now_ns + max_events * self.ns_per_event)
+        self.targets.append(self.now_ns)
+        return self.now_ns >= end
 
 
 class FakeBar:
@@ -170,6 +176,10 @@ def test_the_engine_is_driven_in_increasing_slices_to_the_end() -> None:
     assert sim.targets[-1] == sim.duration_ns
     assert all(a < b for a, b in zip(sim.targets, sim.targets[1:], strict=False))
     assert len(sim.targets) > 1  # sliced, so Ctrl-C is seen between slices
+    # Slices are counted in events, never more than four times the one before.
+    assert sim.budgets[0] == api.FIRST_SLICE_EVENTS
+    assert all(b <= 4 * a for a, b in zip(sim.budgets, sim.budgets[1:], strict=False))
+
 
 
 def test_progress_bar_follows_simulated_time_and_closes_on_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:

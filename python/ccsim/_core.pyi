@@ -34,6 +34,8 @@ class Simulation:
     def events(self) -> int: ...
     def run_until(self, t_ns: int) -> None:
         """Advance simulated time to ``t_ns`` (capped at the duration), GIL released."""
+    def advance(self, t_ns: int, max_events: int) -> bool:
+        """Run at most ``max_events`` events towards ``t_ns``, GIL released; True once reached."""
     def results_json(self) -> str:
         """Everything measured so far (results.rs ``Results``), as JSON."""
 

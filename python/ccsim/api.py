@@ -52,9 +52,11 @@ CONTROL_COLUMNS = [
     "controls_applied", "actuation_delay_mean_s", "actuation_delay_max_s", "final_u", "final_y",
 ]
 
-# Wall time a slice of simulated time should take: short enough for Ctrl-C and the bar to
+# Wall time a slice of events should take: short enough for Ctrl-C and the bar to
 # respond, long enough that crossing into Rust costs nothing measurable.
 SLICE_WALL_S = 0.1
+# Events in the first slice (a few milliseconds at the engine's rate).
+FIRST_SLICE_EVENTS = 20_000
 # The progress bar appears only for runs that last longer than this.
 PROGRESS_AFTER_S = 1.0
 
@@ -314,24 +316,26 @@ def as_scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: 
 
 
 def _drive(sim: Any, show_progress: bool) -> None:
-    """Advance the engine to its end in slices of simulated time."""
+    """Advance the engine to its end in slices of events, each aimed at SLICE_WALL_S of wall
+    time, so that Ctrl-C (which lands between slices) is honoured quickly however many
+    events a second of simulated time holds."""
     duration = int(sim.duration_ns)
-    step = max(duration // 1000, 1)
-    target = int(sim.now_ns)
+    budget = FIRST_SLICE_EVENTS
     started = time.perf_counter()
     bar = None
     try:
-        while target < duration and not sim.finished:
-            target = min(target + step, duration)
+        while True:
             slice_start = time.perf_counter()
-            sim.run_until(target)  # releases the GIL; KeyboardInterrupt lands between slices
+            reached = sim.advance(duration, budget)  # releases the GIL
             spent = time.perf_counter() - slice_start
             # Aim each slice at SLICE_WALL_S of wall time, growing at most 4x at a time.
-            step = max(1, min(step * 4, int(step * SLICE_WALL_S / spent) if spent > 0 else step * 4))
+            budget = max(FIRST_SLICE_EVENTS, min(budget * 4, int(budget * SLICE_WALL_S / spent) if spent > 0 else budget * 4))
             if show_progress and bar is None and time.perf_counter() - started > PROGRESS_AFTER_S:
                 bar = _ProgressBar(duration)
             if bar is not None:
-                bar.update(target)
+                bar.update(int(sim.now_ns))
+            if reached:
+                break
     finally:
         if bar is not None:
             bar.close()

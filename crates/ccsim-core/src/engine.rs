@@ -7,7 +7,7 @@
 use crate::app::APPS;
 use crate::config::{AlgoSpec, Config, DirSpec, NodeKind};
 use crate::endpoint::{Cx, Endpoint};
-use crate::error::ConfigError;
+use crate::error::{ConfigError, Stalled, STALL_EVENTS};
 use crate::invariants::{self, Invariants};
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
@@ -103,6 +103,9 @@ pub struct Simulation {
     seed: u64,
     events: EventQueue,
     executed: u64,
+    /// Events run in a row at the current instant, and how many make a [`Stalled`].
+    at_now: u64,
+    stall_events: u64,
     node_names: Vec<String>,
     links: Vec<LinkDir>,
     routes: Routes,
@@ -373,6 +376,8 @@ impl Simulation {
             seed: cfg.seed,
             events: EventQueue::new(),
             executed: 0,
+            at_now: 0,
+            stall_events: STALL_EVENTS,
             node_names,
             links,
             routes,
@@ -490,16 +495,41 @@ impl Simulation {
         self.now >= self.duration
     }
 
-    /// Run every event up to and including time `t` (capped at the duration).
+    /// Run every event up to and including time `t` (capped at the duration). Panics if
+    /// simulated time stops advancing (see [`Simulation::advance`]).
     pub fn run_until(&mut self, t: Time) {
+        if let Err(stall) = self.advance(t, u64::MAX) {
+            panic!("{stall}");
+        }
+    }
+
+    /// Run the events up to and including time `t` (capped at the duration), at most
+    /// `max_events` (at least 1) of them: `Ok(true)` once `t` is reached, `Ok(false)` when the budget ran
+    /// out first (call again to go on; the result is the same as one call's). A caller that
+    /// slices a run by events answers an interrupt within one slice, however dense the
+    /// events are in simulated time. `Err` when [`STALL_EVENTS`] events in a row happen at
+    /// one instant: a component keeps scheduling at the same time, and the run would never
+    /// end.
+    pub fn advance(&mut self, t: Time, max_events: u64) -> Result<bool, Stalled> {
         let end = t.min(self.duration);
         if let Some(p) = self.panic_at.filter(|&p| p <= end) {
             self.panic_at = None;
-            self.run_until(p);
+            self.advance(p, u64::MAX)?;
             panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
         }
-        while let Some((time, event)) = self.events.pop_until(end) {
+        let mut budget = max_events;
+        while budget > 0 {
+            let Some((time, event)) = self.events.pop_until(end) else { break };
+            budget -= 1;
             invariants::time_order(self.now, time, &event);
+            if time == self.now {
+                self.at_now += 1;
+                if self.at_now >= self.stall_events {
+                    return Err(Stalled { time, events: self.at_now, last: self.describe(event) });
+                }
+            } else {
+                self.at_now = 0;
+            }
             self.now = time;
             self.executed += 1;
             if self.prefetch_next {
@@ -512,11 +542,35 @@ impl Simulation {
                 self.check_flow_conservation();
             }
         }
-        self.now = self.now.max(end);
+        // A budget spent exactly at the last event still says "not reached": the next call
+        // finds nothing to do and says it.
+        let reached = budget > 0;
+        if reached {
+            self.now = self.now.max(end);
+        }
         for link in &mut self.links {
             link.queue.settle();
         }
         self.check_flow_conservation();
+        Ok(reached)
+    }
+
+    /// What `event` is, in the scenario's names, for an error message.
+    fn describe(&self, event: Event) -> String {
+        let link = |l: u32| self.links.get(l as usize).map_or_else(|| format!("link {l}"), |l| format!("queue {}", l.name));
+        match event {
+            Event::TxDone(l) => format!("{}: a transmission ends", link(l)),
+            Event::Arrive { link: l, .. } => format!("{}: a packet arrives at the far end", link(l)),
+            Event::Endpoint { endpoint, .. } => {
+                let side = if endpoint % 2 == 0 { "sender" } else { "receiver" };
+                let flow = &self.flows[endpoint as usize / 2];
+                format!("flows[{}] ({}): the {side}'s timer", endpoint / 2, flow.name)
+            }
+            Event::Queue { link: l, .. } => format!("{}: the discipline's timer", link(l)),
+            Event::Sample => "trace: the sampling timer".to_string(),
+            Event::Control(c) => format!("control[{c}]: the sensor's timer"),
+            Event::Process(n) => format!("node {}: the processing stage", self.node_names[n as usize]),
+        }
     }
 
     /// Debug builds: per-flow packet conservation, counting the packets held in processing
@@ -534,6 +588,13 @@ impl Simulation {
     #[doc(hidden)]
     pub fn set_panic_at(&mut self, t: Option<Time>) {
         self.panic_at = t;
+    }
+
+    /// Test-only: how many events in a row at one instant stop the run (default
+    /// [`STALL_EVENTS`]), so that the guard can be tested on a scenario that advances.
+    #[doc(hidden)]
+    pub fn set_stall_events(&mut self, n: u64) {
+        self.stall_events = n;
     }
 
     /// Test-only: prefetch for the next event or not, whatever the network's size (the

@@ -26,3 +26,33 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// Simulated time stopped advancing: this many events in a row happened at one instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stalled {
+    /// The instant (ns).
+    pub time: u64,
+    /// Events run at it.
+    pub events: u64,
+    /// The last of them, in the scenario's names.
+    pub last: String,
+}
+
+/// Events in a row at one instant that stop a run ([`Stalled`]): far more than any scenario
+/// that advances needs (every flow of a large topology starting together is a few per flow),
+/// and reached within a few seconds of wall time by one that does not.
+pub const STALL_EVENTS: u64 = 50_000_000;
+
+impl fmt::Display for Stalled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "simulated time stopped advancing at t = {} ns: {} events in a row at that instant, the last: {}; \
+             a timer or a link of zero duration keeps scheduling at the same time (check RTO bounds, \
+             link rates and delays)",
+            self.time, self.events, self.last
+        )
+    }
+}
+
+impl std::error::Error for Stalled {}

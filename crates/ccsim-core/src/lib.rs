@@ -33,7 +33,7 @@ pub mod udp;
 
 pub use config::Config;
 pub use engine::Simulation;
-pub use error::ConfigError;
+pub use error::{ConfigError, Stalled, STALL_EVENTS};
 pub use results::Results;
 
 /// Parse a JSON core configuration.

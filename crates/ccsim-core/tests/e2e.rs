@@ -202,6 +202,37 @@ fn runs_can_be_advanced_in_slices_without_changing_the_outcome() {
 }
 
 #[test]
+fn runs_sliced_by_events_give_the_same_outcome() {
+    let cfg = one_flow_10mbps();
+    let (whole_sim, whole) = run(&cfg);
+    let mut sim = Simulation::new(&cfg).unwrap();
+    let mut slices = 0;
+    while !sim.advance(cfg.duration_ns, 997).expect("time advances") {
+        slices += 1;
+    }
+    assert!(slices as u64 >= whole_sim.events_executed() / 997);
+    assert!(sim.finished());
+    assert_eq!(serde_json::to_string(&whole).unwrap(), serde_json::to_string(&sim.results()).unwrap());
+}
+
+#[test]
+fn a_run_whose_time_stops_advancing_fails_naming_the_component() {
+    // Eight flows starting together at t = 0 run at least eight events at that instant; with
+    // the guard lowered below that, the same run must stop there and say where.
+    let mut cfg = dumbbell(8, 10_000_000, 5 * MS, droptail(20), 100_000_000, |i| (1 + 3 * i as u64) * MS);
+    cfg.flows = (0..8).map(|i| bulk_tcp(8, i, "newreno")).collect();
+    let mut sim = Simulation::new(&cfg).unwrap();
+    sim.set_stall_events(5);
+    let stall = sim.advance(SEC, u64::MAX).expect_err("stalls at t = 0");
+    assert_eq!((stall.time, stall.events), (0, 5));
+    assert!(stall.to_string().contains("stopped advancing at t = 0 ns"), "{stall}");
+    assert!(stall.last.starts_with("flows[") || stall.last.starts_with("queue "), "{}", stall.last);
+    // With the default guard the run goes on.
+    let mut sim = Simulation::new(&cfg).unwrap();
+    assert!(sim.advance(SEC, u64::MAX).unwrap());
+}
+
+#[test]
 fn traces_have_one_row_per_interval() {
     let mut cfg = one_flow_10mbps();
     cfg.duration_ns = 2 * SEC;

@@ -177,7 +177,19 @@ impl Simulation {
 
     /// Advance simulated time to `t_ns` (capped at the duration), with the GIL released.
     fn run_until(&self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
-        self.with(py, true, |sim| sim.run_until(t_ns))
+        self.advance(py, t_ns, u64::MAX).map(|_| ())
+    }
+
+    /// Run at most `max_events` events towards `t_ns` (capped at the duration), with the
+    /// GIL released: True once `t_ns` is reached. Raises SimulationError if simulated time
+    /// stops advancing.
+    fn advance(&self, py: Python<'_>, t_ns: u64, max_events: u64) -> PyResult<bool> {
+        let seed = self.seed;
+        self.with(py, true, |sim| sim.advance(t_ns, max_events.max(1)))?.map_err(|stall| {
+            let err = SimulationError::new_err(format!("seed {seed}: {stall}"));
+            let _ = err.value(py).setattr("seed", seed);
+            err
+        })
     }
 
     /// Current simulated time (ns).

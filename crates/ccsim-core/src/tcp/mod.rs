@@ -17,6 +17,10 @@ pub mod sender;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::time::{Time, MS, SEC};
 
+/// Bounds of the RTO parameters (ns): 1 us to a day.
+const RTO_FLOOR: f64 = 1e3;
+const RTO_CEILING: f64 = 86_400e9;
+
 /// Socket options of a TCP flow, declared for `ccsim list` and validation.
 pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("mss", ParamKind::Bytes, Some(ParamValue::Int(1448)), "maximum segment size (payload bytes)")
@@ -46,9 +50,13 @@ pub static PARAMS: &[ParamSpec] = &[
         .range(1.0, 64.0),
     ParamSpec::new("delack_timeout", ParamKind::Time, Some(ParamValue::Int(200 * MS as i64)), "delayed-ACK timer (ns-3 200 ms; RFC 1122 < 500 ms)")
         .range(0.0, 500e6),
-    ParamSpec::new("min_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "minimum RTO (RFC 6298: 1 s; Linux: 200 ms)"),
-    ParamSpec::new("max_rto", ParamKind::Time, Some(ParamValue::Int(60 * SEC as i64)), "maximum RTO (RFC 6298: at least 60 s)"),
-    ParamSpec::new("initial_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "RTO before the first RTT sample (RFC 6298: 1 s)"),
+    // A timer of zero would fire at the instant it is set, for ever: at least a microsecond.
+    ParamSpec::new("min_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "minimum RTO (RFC 6298: 1 s; Linux: 200 ms)")
+        .range(RTO_FLOOR, RTO_CEILING),
+    ParamSpec::new("max_rto", ParamKind::Time, Some(ParamValue::Int(60 * SEC as i64)), "maximum RTO (RFC 6298: at least 60 s)")
+        .range(RTO_FLOOR, RTO_CEILING),
+    ParamSpec::new("initial_rto", ParamKind::Time, Some(ParamValue::Int(SEC as i64)), "RTO before the first RTT sample (RFC 6298: 1 s)")
+        .range(RTO_FLOOR, RTO_CEILING),
     ParamSpec::new("sack", ParamKind::Bool, Some(ParamValue::Bool(true)), "SACK-based loss recovery (RFC 6675); false = NewReno (RFC 6582)"),
     ParamSpec::new(
         "lost_retransmit",

@@ -1,0 +1,72 @@
+"""Runs that would never end: degenerate timers are refused before the run, and a run whose
+events are dense in simulated time still answers Ctrl-C at once."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import _cli_env, run_cli
+
+ZERO_RTO = """
+[simulation]
+duration = "10s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "5ms" }
+access = { rate = "100Mbps" }
+pairs = [ { delay = "1ms" } ]
+[[flows]]
+pair = 0
+transport = { kind = "tcp", TIMERS }
+cc = "newreno"
+"""
+
+
+@pytest.mark.parametrize(("timers", "key"), [
+    ('min_rto = "0ns", initial_rto = "0ns"', "flows[0].transport.min_rto"),
+    ('initial_rto = "0ns"', "flows[0].transport.initial_rto"),
+    ('max_rto = "0ns"', "flows[0].transport.max_rto"),
+])
+def test_a_retransmission_timer_of_zero_is_refused_before_the_run(write_toml, timers: str, key: str) -> None:
+    proc = run_cli("run", str(write_toml(ZERO_RTO.replace("TIMERS", timers))))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert key in proc.stderr and ">= 1us" in proc.stderr
+
+
+# Links of 9e18 bit/s and no delay: a packet takes no time anywhere, so a second of simulated
+# time holds billions of events.
+DENSE = """
+[simulation]
+duration = "1000s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "9000000000000000000bps", delay = "0s" }
+access = { rate = "9000000000000000000bps", delay = "0s" }
+pairs = [ { delay = "0s" } ]
+[[flows]]
+pair = 0
+cc = "newreno"
+"""
+
+
+def test_ctrl_c_is_honoured_within_a_second_however_dense_the_events(write_toml) -> None:
+    path = write_toml(DENSE)
+    # The default action for SIGINT, as a shell gives it (see conftest.interrupt_cli).
+    proc = subprocess.Popen([sys.executable, "-m", "ccsim", "run", str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_cli_env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(3)
+    assert proc.poll() is None, "the run ended by itself"
+    sent = time.perf_counter()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    waited = time.perf_counter() - sent
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert waited < 1.0
