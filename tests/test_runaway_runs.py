@@ -70,3 +70,41 @@ def test_ctrl_c_is_honoured_within_a_second_however_dense_the_events(write_toml)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert waited < 1.0
+
+
+OVERDRIVEN = """
+[simulation]
+duration = "DURATION"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "5ms" }
+access = { rate = "100Mbps" }
+pairs = [ { delay = "1ms" } ]
+[[flows]]
+pair = 0
+cc = "newreno"
+app = { kind = "cbr", rate = "100Mbps" }
+"""
+
+
+def _peak_rss_mib(path) -> float:
+    code = ("import resource, sys, ccsim; ccsim.run(sys.argv[1]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=_cli_env(),
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
+def test_an_application_that_offers_more_than_its_path_carries_holds_a_bounded_backlog(write_toml) -> None:
+    # 100 Mbit/s of messages into a 10 Mbit/s TCP path: the send buffer (4 MiB by default)
+    # fills and then refuses nine messages in ten, counted as lost at the sender.
+    import ccsim
+
+    flow = ccsim.run(write_toml(OVERDRIVEN.replace("DURATION", "20s"), "a.toml")).flows.iloc[0]
+    assert flow["messages_lost_at_sender"] > 0.85 * flow["messages_generated"]
+    assert flow["goodput_bps"] > 9e6
+    # Memory does not grow with simulated time: 600 s peaks where 10 s does.
+    short = _peak_rss_mib(write_toml(OVERDRIVEN.replace("DURATION", "10s"), "short.toml"))
+    long = _peak_rss_mib(write_toml(OVERDRIVEN.replace("DURATION", "600s"), "long.toml"))
+    assert long < short + 16, (short, long)

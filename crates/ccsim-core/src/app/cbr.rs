@@ -2,7 +2,7 @@
 //! (ns-2 CBR, ns-3 `OnOffApplication` always on). Implemented as periodic messages.
 
 use super::periodic::Periodic;
-use super::AppModel;
+use super::{AppModel, SEND_BUFFER};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::time::{tx_time, Time};
 
@@ -10,6 +10,7 @@ static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("rate", ParamKind::Rate, None, "application data rate").range(1.0, 1e13),
     ParamSpec::new("packet_size", ParamKind::Bytes, Some(ParamValue::Int(1000)), "payload per packet")
         .range(1.0, 65507.0),
+    SEND_BUFFER,
 ];
 
 /// Registration.
@@ -20,6 +21,6 @@ pub const MODEL: AppModel = AppModel {
     build: |p: &Params, start, stop, _rng| {
         let size = p.uint("packet_size");
         let period: Time = tx_time(size as u32, p.uint("rate"));
-        Box::new(Periodic::new(start, stop, size, period, 0))
+        Box::new(Periodic::new(start, stop, size, period, p.uint("buffer")))
     },
 };

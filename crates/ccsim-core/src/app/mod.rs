@@ -9,13 +9,37 @@ pub mod poisson;
 pub mod reply;
 pub mod transfer;
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
 /// Bytes written by an application that never runs out of data.
 pub const UNLIMITED: u64 = 1 << 62;
+
+/// The send buffer of an application that writes messages: bytes written and not yet
+/// acknowledged (TCP) or sent (UDP, DCCP). A message that would take it past the bound is
+/// refused and counted as lost at the sender, as a full socket buffer refuses a write; an
+/// application offering more than its path carries thus holds a bounded backlog. Default 4 MiB,
+/// Linux's largest `tcp_wmem`.
+pub const SEND_BUFFER: ParamSpec = ParamSpec::new(
+    "buffer",
+    ParamKind::Bytes,
+    Some(ParamValue::Int(4 << 20)),
+    "send buffer bound (bytes written and not yet acknowledged or sent); a message that would overflow it is lost at the sender",
+)
+.range(1.0, 1e12);
+
+/// Offer a message of `bytes` at `now`: written if the send buffer (`buffer` bytes) has room
+/// for it, otherwise lost at the sender; counted as generated either way.
+pub fn offer(now: Time, bytes: u64, buffer: u64, sock: &mut dyn Socket, stats: &mut FlowStats) {
+    stats.count(now, |s| &mut s.messages_generated);
+    if sock.buffered() + bytes > buffer {
+        stats.count(now, |s| &mut s.messages_lost_at_sender);
+    } else {
+        sock.write(bytes);
+    }
+}
 
 /// The transport as an application sees it.
 pub trait Socket {

@@ -3,20 +3,15 @@
 //! message that does not fit is refused whole and counted as lost at the sender ("lost on
 //! sensor").
 
-use super::{AppModel, Application, Socket};
-use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use super::{offer, AppModel, Application, Socket, SEND_BUFFER};
+use crate::params::{ParamKind, ParamSpec, Params};
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
 static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("size", ParamKind::Bytes, None, "message size").range(1.0, 1e12),
     ParamSpec::new("period", ParamKind::Time, None, "time between messages").range(1.0, 1e18),
-    ParamSpec::new(
-        "buffer",
-        ParamKind::Bytes,
-        Some(ParamValue::Int(0)),
-        "send buffer bound (bytes written and not yet acknowledged); 0 = unbounded",
-    ),
+    SEND_BUFFER,
 ];
 
 /// Registration.
@@ -40,7 +35,7 @@ pub struct Periodic {
 
 impl Periodic {
     /// Messages of `size` bytes every `period` from `start` (until `stop`), refusing those that
-    /// would take the socket's occupancy above `buffer` bytes (0: never refuse).
+    /// would take the socket's occupancy above `buffer` bytes.
     pub fn new(start: Time, stop: Option<Time>, size: u64, period: Time, buffer: u64) -> Self {
         Periodic { next: start, stop, size, period: period.max(1), buffer }
     }
@@ -56,12 +51,7 @@ impl Application for Periodic {
 
     fn on_wakeup(&mut self, now: Time, sock: &mut dyn Socket, stats: &mut FlowStats) {
         while self.next <= now && self.stop.is_none_or(|s| self.next < s) {
-            stats.count(now, |s| &mut s.messages_generated);
-            if self.buffer > 0 && sock.buffered() + self.size > self.buffer {
-                stats.count(now, |s| &mut s.messages_lost_at_sender);
-            } else {
-                sock.write(self.size);
-            }
+            offer(now, self.size, self.buffer, sock, stats);
             self.next += self.period;
         }
     }

@@ -10,7 +10,7 @@
 //! sizes are rounded to whole bytes and at least 1 byte (mean shifts by < 0.5 ns-equivalent
 //! of a byte, relative error ~ 1/(2 * packet_size)).
 
-use super::{AppModel, Application, Socket};
+use super::{offer, AppModel, Application, Socket, SEND_BUFFER};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::dist::Dist;
 use crate::sim::rng::Rng;
@@ -23,6 +23,7 @@ static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("packet_size", ParamKind::Bytes, Some(ParamValue::Int(1000)), "(mean) payload per packet")
         .range(1.0, 65507.0),
     ParamSpec::new("exp_size", ParamKind::Bool, Some(ParamValue::Bool(false)), "exponentially distributed sizes"),
+    SEND_BUFFER,
 ];
 
 /// Registration.
@@ -33,7 +34,7 @@ pub const MODEL: AppModel = AppModel {
     build: |p: &Params, start, stop, rng| {
         let size = p.uint("packet_size").max(1);
         let pps = p.uint("rate") as f64 / (8.0 * size as f64);
-        Box::new(Poisson::new(start, stop, pps, size, p.bool("exp_size"), rng))
+        Box::new(Poisson::new(start, stop, pps, size, p.bool("exp_size"), p.uint("buffer"), rng))
     },
 };
 
@@ -46,17 +47,19 @@ pub struct Poisson {
     mean_gap_ns: f64,
     size: u64,
     exp_size: bool,
+    buffer: u64,
     rng: Rng,
 }
 
 impl Poisson {
     /// Arrivals at `pps` packets/s on average from `start` (the first one after an
     /// exponential gap, as a Poisson process observed from `start`) until `stop`.
-    pub fn new(start: Time, stop: Option<Time>, pps: f64, size: u64, exp_size: bool, mut rng: Rng) -> Self {
+    /// Messages that would overflow a send buffer of `buffer` bytes are lost at the sender.
+    pub fn new(start: Time, stop: Option<Time>, pps: f64, size: u64, exp_size: bool, buffer: u64, mut rng: Rng) -> Self {
         // A non-positive or non-finite rate yields no packets rather than a panic.
         let mean_gap_ns = if pps > 0.0 && pps.is_finite() { SEC as f64 / pps } else { f64::INFINITY };
         let next_f = start as f64 + Dist::Exponential { mean: mean_gap_ns }.sample(&mut rng);
-        Poisson { next_f, stop, mean_gap_ns, size: size.max(1), exp_size, rng }
+        Poisson { next_f, stop, mean_gap_ns, size: size.max(1), exp_size, buffer, rng }
     }
 
     fn next(&self) -> Option<Time> {
@@ -82,13 +85,12 @@ impl Application for Poisson {
             if t > now {
                 break;
             }
-            stats.count(now, |s| &mut s.messages_generated);
             let bytes = if self.exp_size {
                 (Dist::Exponential { mean: self.size as f64 }.sample(&mut self.rng).round() as u64).clamp(1, u32::MAX as u64 / 2)
             } else {
                 self.size
             };
-            sock.write(bytes);
+            offer(now, bytes, self.buffer, sock, stats);
             self.next_f += Dist::Exponential { mean: self.mean_gap_ns }.sample(&mut self.rng);
         }
     }
@@ -102,7 +104,7 @@ mod tests {
 
     /// Run the source to the end and return the arrival instants and sizes.
     fn run(pps: f64, size: u64, exp_size: bool, stop: Time) -> (Vec<Time>, Vec<u64>) {
-        let mut app = Poisson::new(0, Some(stop), pps, size, exp_size, Rng::stream(42, Stream::App(0)));
+        let mut app = Poisson::new(0, Some(stop), pps, size, exp_size, u64::MAX, Rng::stream(42, Stream::App(0)));
         let mut sock = RecordingSocket::default();
         let mut stats = FlowStats::default();
         let mut times = vec![];
@@ -150,7 +152,7 @@ mod tests {
     #[test]
     fn same_seed_same_arrivals_and_zero_rate_sends_nothing() {
         assert_eq!(run(1e4, 500, true, SEC / 10), run(1e4, 500, true, SEC / 10));
-        let app = Poisson::new(0, None, 0.0, 100, false, Rng::stream(1, Stream::App(0)));
+        let app = Poisson::new(0, None, 0.0, 100, false, u64::MAX, Rng::stream(1, Stream::App(0)));
         assert_eq!(app.next_wakeup(), None);
     }
 }
