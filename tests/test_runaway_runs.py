@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,36 @@ def test_an_application_that_offers_more_than_its_path_carries_holds_a_bounded_b
     short = _peak_rss_mib(write_toml(OVERDRIVEN.replace("DURATION", "10s"), "short.toml"))
     long = _peak_rss_mib(write_toml(OVERDRIVEN.replace("DURATION", "600s"), "long.toml"))
     assert long < short + 16, (short, long)
+
+
+def _chain(tmp_path: Path, routers: int) -> Path:
+    """Two hosts at the ends of a line of `routers` routers, one TCP flow between them."""
+    hops = ", ".join(['{ rate = "10Mbps", delay = "1us" }'] * routers)
+    path = tmp_path / f"chain{routers}.toml"
+    path.write_text(f"""
+[simulation]
+duration = "1s"
+[topology]
+kind = "daisy_chain"
+hops = [ {hops} ]
+access = {{ rate = "100Mbps" }}
+hosts = [ {{ name = "a", router = 0 }}, {{ name = "b", router = {routers} }} ]
+[[flows]]
+src = "a"
+dst = "b"
+cc = "newreno"
+""")
+    return path
+
+
+def test_a_long_chain_of_routers_needs_routes_for_the_flows_ends_only(tmp_path: Path) -> None:
+    # 6 000 routers in a line: next-hop tables for every pair of nodes would take
+    # 6 000 x 6 002 x 4 B = 137 MiB more than tables for the two hosts that receive.
+    import ccsim
+    from ccsim import limits
+
+    path = _chain(tmp_path, 6000)
+    peak = _peak_rss_mib(path)
+    assert peak < _peak_rss_mib(_chain(tmp_path, 10)) + 100
+    estimate = limits.estimate(ccsim.load(str(path)).to_config()).total / 2**20
+    assert peak / 2 < estimate < 2 * peak

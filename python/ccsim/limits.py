@@ -44,10 +44,11 @@ BYTES_PER_CONTROL_ROW = 500
 # The process: Python with pandas, pyarrow and matplotlib imported, and the engine's code.
 BASE_BYTES = 200 * 2**20
 # Engine state per flow (two endpoints, their statistics and ledgers, timers) and per link
-# direction (queue, statistics), and per packet held in a queue or on the wire.
+# direction (queue, statistics), per packet held in a queue or on the wire, per next-hop entry.
 BYTES_PER_FLOW = 16 * 2**10
 BYTES_PER_LINK_DIRECTION = 2 * 2**10
 BYTES_PER_PACKET = 160
+BYTES_PER_ROUTE = 4
 # Header bytes added to a payload when a flow's packet size must be guessed.
 MIN_PACKET_BYTES = 40
 # Share of the machine's available memory one run may take.
@@ -210,8 +211,16 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
             limit = _param(link[way]["queue"], "limit", {"packets": 1000})
             queued += limit.get("packets", 0) + limit.get("bytes", 0) // 1500
     packets = min(queued, windows) if flows else 0
+    # Routing (net/route.rs): a next-hop entry for every node with several links and every
+    # host that ends a flow.
+    degree = [0] * len(nodes)
+    for link in links:
+        degree[link["a"]] += 1
+        degree[link["b"]] += 1
+    ends = len({f["src"] for f in flows} | {f["dst"] for f in flows})
+    routes = BYTES_PER_ROUTE * ends * sum(d > 1 for d in degree)
     state = (BASE_BYTES + BYTES_PER_FLOW * len(flows) + BYTES_PER_LINK_DIRECTION * 2 * len(links)
-             + BYTES_PER_PACKET * packets)
+             + BYTES_PER_PACKET * packets + routes)
     est.items.append(MemoryItem("engine and process", "", 0, state, "fewer flows or smaller queue limits"))
     # Sampled series.
     interval = trace.get("interval_ns")

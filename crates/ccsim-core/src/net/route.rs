@@ -16,7 +16,12 @@ pub const NO_ROUTE: u32 = u32::MAX;
 pub struct Routes {
     /// Per node: its only outgoing link, when it has exactly one.
     single: Vec<u32>,
-    /// Per node with several links: next link for every destination node.
+    /// Per node: its column in the tables when packets are addressed to it (a flow's end),
+    /// `NO_ROUTE` otherwise. Tables hold destinations only, so their size is the multi-link
+    /// nodes times the flows' hosts, not the nodes squared (a chain of 24 000 routers would
+    /// need 2.3 GB).
+    column: Vec<u32>,
+    /// Per node with several links: next link for every destination, by column.
     table: Vec<Vec<u32>>,
     /// Per link: the node it leads to.
     far_end: Vec<u32>,
@@ -51,10 +56,13 @@ impl Routes {
     /// ([`Config::check_node_indices`]); routers are the nodes of kind `router`.
     pub fn of(cfg: &Config) -> Routes {
         let forwards: Vec<bool> = cfg.nodes.iter().map(|v| v.kind == NodeKind::Router).collect();
-        Routes::compute(&out_links(cfg.nodes.len(), cfg.links.iter().map(|l| (l.a, l.b))), &forwards)
+        // Packets go to the two ends of a flow only: data to its destination, ACKs to its source.
+        let ends: Vec<u32> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        Routes::compute(&out_links(cfg.nodes.len(), cfg.links.iter().map(|l| (l.a, l.b))), &forwards, &ends)
     }
 
-    /// Compute routes for `n` nodes. `out_links[v]` lists `(link, neighbour)` leaving v;
+    /// Compute routes for `n` nodes to the nodes `destinations` (repeats allowed; any other
+    /// destination has no route). `out_links[v]` lists `(link, neighbour)` leaving v;
     /// `forwards[v]` says whether v may carry transit traffic (routers).
     ///
     /// For every destination, a breadth-first search backwards from it gives each node's
@@ -64,8 +72,16 @@ impl Routes {
     /// visit them, and a node looks only at its links to routers and to the destination
     /// itself: with many hosts on few routers (a dumbbell of 9 000 flows) each search is a
     /// few steps instead of a pass over every node and every host's link.
-    pub fn compute(out_links: &[Vec<(u32, u32)>], forwards: &[bool]) -> Routes {
+    pub fn compute(out_links: &[Vec<(u32, u32)>], forwards: &[bool], destinations: &[u32]) -> Routes {
         let n = out_links.len();
+        let mut column = vec![NO_ROUTE; n];
+        let mut dsts: Vec<usize> = Vec::new();
+        for &d in destinations {
+            if column[d as usize] == NO_ROUTE {
+                column[d as usize] = dsts.len() as u32;
+                dsts.push(d as usize);
+            }
+        }
         let links = out_links.iter().flatten().map(|&(l, _)| l as usize + 1).max().unwrap_or(0);
         let mut far_end = vec![NO_ROUTE; links];
         for &(l, w) in out_links.iter().flatten() {
@@ -76,7 +92,7 @@ impl Routes {
         let multi: Vec<usize> = (0..n).filter(|&v| out_links[v].len() > 1).collect();
         let mut table: Vec<Vec<u32>> = vec![Vec::new(); n];
         for &v in &multi {
-            table[v] = vec![NO_ROUTE; n];
+            table[v] = vec![NO_ROUTE; dsts.len()];
         }
         // Whose hop counts are ever read: routers (transit) and nodes with a table.
         let counted = |v: usize| forwards[v] || out_links[v].len() > 1;
@@ -102,7 +118,7 @@ impl Routes {
         let mut dist = vec![u32::MAX; n];
         let mut reached: Vec<u32> = Vec::new();
         let mut queue = VecDeque::new();
-        for dst in 0..n {
+        for (c, &dst) in dsts.iter().enumerate() {
             for &v in &reached {
                 dist[v as usize] = u32::MAX;
             }
@@ -128,17 +144,17 @@ impl Routes {
                 if v == dst {
                     continue;
                 }
-                table[v][dst] = to_routers[v].iter().filter(|&&(_, w)| closer(v, w)).map(|&(l, _)| l).min().unwrap_or(NO_ROUTE);
+                table[v][c] = to_routers[v].iter().filter(|&&(_, w)| closer(v, w)).map(|&(l, _)| l).min().unwrap_or(NO_ROUTE);
             }
             // Direct links to the destination (one hop closer when the node is one hop away).
             for &(l, v) in &in_links[dst] {
                 let v = v as usize;
                 if v != dst && out_links[v].len() > 1 && dist[v] == 1 {
-                    table[v][dst] = table[v][dst].min(l);
+                    table[v][c] = table[v][c].min(l);
                 }
             }
         }
-        Routes { single, table, far_end, forwards: forwards.to_vec() }
+        Routes { single, column, table, far_end, forwards: forwards.to_vec() }
     }
 
     /// The links a packet takes from `from` to `to`, or `None` when they are not connected
@@ -180,7 +196,8 @@ impl Routes {
         if s != NO_ROUTE {
             return s;
         }
-        match self.table[node as usize].get(dst as usize) {
+        let c = self.column[dst as usize];
+        match self.table[node as usize].get(c as usize) {
             Some(&l) => l,
             None => NO_ROUTE,
         }
@@ -244,7 +261,7 @@ mod tests {
                     index += 2;
                 }
             }
-            let r = Routes::compute(&out, &forwards);
+            let r = Routes::compute(&out, &forwards, &(0..out.len() as u32).collect::<Vec<_>>());
             for node in 0..n {
                 for dst in 0..n {
                     assert_eq!(r.next_link(node as u32, dst as u32), by_definition(&out, &forwards, node, dst), "{node} -> {dst} in {out:?}, routers {forwards:?}");
@@ -285,7 +302,7 @@ mod tests {
                 .filter(|(a, b)| a != b)
                 .collect();
             let out = out_links(n, ends.iter().copied());
-            let r = Routes::compute(&out, &forwards);
+            let r = Routes::compute(&out, &forwards, &(0..out.len() as u32).collect::<Vec<_>>());
             for from in 0..n {
                 for to in 0..n {
                     let path = r.path(from as u32, to as u32);
@@ -329,7 +346,7 @@ mod tests {
             out[a].push((i as u32, b as u32));
         }
         let forwards = [false, true, true, false, true, true, false];
-        let r = Routes::compute(&out, &forwards);
+        let r = Routes::compute(&out, &forwards, &(0..out.len() as u32).collect::<Vec<_>>());
         assert_eq!(r.next_link(0, 3), 0); // host with one link
         assert_eq!(r.next_link(1, 3), 2); // r1 -> r2 directly, not via h6
         assert_eq!(r.next_link(2, 0), 3);
@@ -337,6 +354,21 @@ mod tests {
         assert_eq!(r.next_link(1, 4), 6);
         // r1 -> r5: two hops via r2 (link 2) or r4 (link 6); the tie goes to the lower index.
         assert_eq!(r.next_link(1, 5), 2);
+    }
+
+    #[test]
+    fn tables_hold_the_destinations_only() {
+        // h0 - r1 - r2 - ... - r2000 - h2001: every router has two links, and only the two
+        // hosts receive packets. Tables of every node would hold 2000 x 2002 entries.
+        let n = 2002;
+        let out = out_links(n, (0..n as u32 - 1).map(|i| (i, i + 1)));
+        let forwards: Vec<bool> = (0..n).map(|v| v != 0 && v != n - 1).collect();
+        let r = Routes::compute(&out, &forwards, &[0, n as u32 - 1, 0]);
+        assert_eq!(r.table.iter().map(Vec::len).sum::<usize>(), 2000 * 2);
+        assert_eq!(r.path(0, n as u32 - 1).map(|p| p.len()), Some(n - 1));
+        assert_eq!(r.path(n as u32 - 1, 0).map(|p| p.len()), Some(n - 1));
+        // A router is no destination: no route to it.
+        assert_eq!(r.next_link(5, 9), NO_ROUTE);
     }
 
     #[test]
