@@ -103,8 +103,11 @@ pub struct Simulation {
     seed: u64,
     events: EventQueue,
     executed: u64,
-    /// Events run in a row at the current instant, and how many make a [`Stalled`].
-    at_now: u64,
+    /// Stall guard: every `stall_check` events (a power of two), the instant and event count
+    /// of the last check at which time had moved; `stall_events` at one instant stop the run.
+    stall_time: Time,
+    stall_since: u64,
+    stall_check: u64,
     stall_events: u64,
     node_names: Vec<String>,
     links: Vec<LinkDir>,
@@ -376,7 +379,9 @@ impl Simulation {
             seed: cfg.seed,
             events: EventQueue::new(),
             executed: 0,
-            at_now: 0,
+            stall_time: Time::MAX,
+            stall_since: 0,
+            stall_check: 1 << 16,
             stall_events: STALL_EVENTS,
             node_names,
             links,
@@ -517,34 +522,41 @@ impl Simulation {
             self.advance(p, u64::MAX)?;
             panic!("test-only panic requested with _panic_at_ns at t={} ns (seed {})", self.now, self.seed);
         }
-        let mut budget = max_events;
-        while budget > 0 {
-            let Some((time, event)) = self.events.pop_until(end) else { break };
-            budget -= 1;
-            invariants::time_order(self.now, time, &event);
-            if time == self.now {
-                self.at_now += 1;
-                if self.at_now >= self.stall_events {
-                    return Err(Stalled { time, events: self.at_now, last: self.describe(event) });
+        let stop = self.executed.saturating_add(max_events);
+        let mut reached = true;
+        'run: loop {
+            // Up to the next multiple of `stall_check` events (a power of two), or the budget.
+            let chunk = ((self.executed | (self.stall_check - 1)) + 1).min(stop);
+            while self.executed < chunk {
+                let Some((time, event)) = self.events.pop_until(end) else { break 'run };
+                invariants::time_order(self.now, time, &event);
+                self.now = time;
+                self.executed += 1;
+                if self.prefetch_next {
+                    if let Some(next) = self.events.peek_current() {
+                        self.prefetch_for(next);
+                    }
                 }
-            } else {
-                self.at_now = 0;
-            }
-            self.now = time;
-            self.executed += 1;
-            if self.prefetch_next {
-                if let Some(next) = self.events.peek_current() {
-                    self.prefetch_for(next);
+                self.dispatch(event);
+                if cfg!(debug_assertions) && self.executed.is_multiple_of(invariants::CONSERVATION_EVERY) {
+                    self.check_flow_conservation();
                 }
             }
-            self.dispatch(event);
-            if cfg!(debug_assertions) && self.executed.is_multiple_of(invariants::CONSERVATION_EVERY) {
-                self.check_flow_conservation();
+            if self.executed >= stop {
+                // A budget spent exactly at the last event still says "not reached": the
+                // next call finds nothing to do and says it.
+                reached = false;
+                break;
+            }
+            // Has simulated time moved since the last check? Time never goes back, so the same
+            // instant at two checks means every event in between happened at it.
+            if self.now != self.stall_time {
+                (self.stall_time, self.stall_since) = (self.now, self.executed);
+            } else if self.executed - self.stall_since >= self.stall_events {
+                let next = self.events.peek_current().map_or_else(|| "none".to_string(), |e| self.describe(e));
+                return Err(Stalled { time: self.now, events: self.executed - self.stall_since, next });
             }
         }
-        // A budget spent exactly at the last event still says "not reached": the next call
-        // finds nothing to do and says it.
-        let reached = budget > 0;
         if reached {
             self.now = self.now.max(end);
         }
@@ -595,6 +607,7 @@ impl Simulation {
     #[doc(hidden)]
     pub fn set_stall_events(&mut self, n: u64) {
         self.stall_events = n;
+        self.stall_check = 1;
     }
 
     /// Test-only: prefetch for the next event or not, whatever the network's size (the

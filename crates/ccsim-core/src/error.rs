@@ -32,10 +32,10 @@ impl std::error::Error for ConfigError {}
 pub struct Stalled {
     /// The instant (ns).
     pub time: u64,
-    /// Events run at it.
+    /// Events run at it (at least).
     pub events: u64,
-    /// The last of them, in the scenario's names.
-    pub last: String,
+    /// The next one due, in the scenario's names.
+    pub next: String,
 }
 
 /// Events in a row at one instant that stop a run ([`Stalled`]): far more than any scenario
@@ -47,10 +47,10 @@ impl fmt::Display for Stalled {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "simulated time stopped advancing at t = {} ns: {} events in a row at that instant, the last: {}; \
+            "simulated time stopped advancing at t = {} ns: {} events in a row at that instant, the next: {}; \
              a timer or a link of zero duration keeps scheduling at the same time (check RTO bounds, \
              link rates and delays)",
-            self.time, self.events, self.last
+            self.time, self.events, self.next
         )
     }
 }

@@ -82,24 +82,14 @@ impl FlowStats {
         now >= self.measure_from
     }
 
-    /// `bytes` reached the receiving application in order.
-    pub fn delivered(&mut self, now: Time, bytes: u64) {
+    /// `in_order` bytes reached the receiving application in order, and `new` bytes of
+    /// payload reached the receiver for the first time (`bytes_delivered`, `bytes_received`).
+    #[inline]
+    pub fn delivered(&mut self, now: Time, in_order: u64, new: u64) {
         if self.measuring(now) {
-            self.bytes_delivered += bytes;
+            self.bytes_delivered += in_order;
+            self.bytes_received += new;
         }
-    }
-
-    /// `bytes` of payload reached the receiver for the first time.
-    pub fn first_received(&mut self, now: Time, bytes: u64) {
-        if self.measuring(now) {
-            self.bytes_received += bytes;
-        }
-    }
-
-    /// A datagram's payload reached its receiver: it is new and delivered at once.
-    pub fn datagram(&mut self, now: Time, bytes: u64) {
-        self.delivered(now, bytes);
-        self.first_received(now, bytes);
     }
 
     /// The sender took an RTT sample.

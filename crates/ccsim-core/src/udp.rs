@@ -97,7 +97,7 @@ pub struct UdpReceiver;
 
 impl Endpoint for UdpReceiver {
     fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
-        cx.stats.datagram(cx.now, pkt.payload as u64);
+        cx.stats.delivered(cx.now, pkt.payload as u64, pkt.payload as u64);
         cx.messages.deliver_datagram(cx.now, pkt.seq);
     }
     fn on_wakeup(&mut self, _cx: &mut Cx) {}

@@ -226,7 +226,7 @@ fn a_run_whose_time_stops_advancing_fails_naming_the_component() {
     let stall = sim.advance(SEC, u64::MAX).expect_err("stalls at t = 0");
     assert_eq!((stall.time, stall.events), (0, 5));
     assert!(stall.to_string().contains("stopped advancing at t = 0 ns"), "{stall}");
-    assert!(stall.last.starts_with("flows[") || stall.last.starts_with("queue "), "{}", stall.last);
+    assert!(stall.next.starts_with("flows[") || stall.next.starts_with("queue "), "{}", stall.next);
     // With the default guard the run goes on.
     let mut sim = Simulation::new(&cfg).unwrap();
     assert!(sim.advance(SEC, u64::MAX).unwrap());

@@ -576,7 +576,7 @@ impl Endpoint for DccpReceiver {
         if pkt.kind != Kind::DccpData {
             return;
         }
-        cx.stats.datagram(cx.now, pkt.payload as u64);
+        cx.stats.delivered(cx.now, pkt.payload as u64, pkt.payload as u64);
         cx.messages.deliver_datagram(cx.now, pkt.seq);
         let ack_now = match &mut self.rx {
             RxCcid::Two(r) => r.on_data(cx.now, pkt),

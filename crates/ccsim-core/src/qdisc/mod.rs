@@ -103,7 +103,7 @@ pub struct QdiscCtx<'a> {
     early_drops: u64,
     marks: u64,
     /// Time the dropped packets spent in the queue (ns; 0 for a packet dropped on arrival).
-    drop_sojourn: u128,
+    drop_sojourn: u64,
 }
 
 impl<'a> QdiscCtx<'a> {
@@ -114,7 +114,7 @@ impl<'a> QdiscCtx<'a> {
     /// Drop `pkt` (the arriving packet or one taken out of the queue).
     pub fn drop(&mut self, pkt: Packet, reason: DropReason) {
         self.drops += 1;
-        self.drop_sojourn += self.now.saturating_sub(pkt.enqueued_at) as u128;
+        self.drop_sojourn += self.now.saturating_sub(pkt.enqueued_at);
         let kind = match reason {
             DropReason::Overflow => QueueEventKind::Overflow,
             DropReason::Early => {
@@ -374,7 +374,7 @@ impl Queue {
         if now >= self.measure_from {
             s.arrivals += 1;
             s.drops += drops;
-            s.drop_sojourn_sum += drop_sojourn;
+            s.drop_sojourn_sum += drop_sojourn as u128;
             s.early_drops += early;
             s.marks += marks;
             s.max_len_pkts = s.max_len_pkts.max(self.disc.len_packets() as u64);
@@ -470,7 +470,7 @@ impl Queue {
         }
         if now >= self.measure_from {
             s.drops += drops;
-            s.drop_sojourn_sum += drop_sojourn;
+            s.drop_sojourn_sum += drop_sojourn as u128;
             s.early_drops += early;
             s.marks += marks;
         }
@@ -494,7 +494,7 @@ impl Queue {
         s.total_dropped += drops;
         if now >= self.measure_from {
             s.drops += drops;
-            s.drop_sojourn_sum += drop_sojourn;
+            s.drop_sojourn_sum += drop_sojourn as u128;
             s.early_drops += early;
             s.marks += marks;
         }

@@ -164,7 +164,7 @@ impl Endpoint for TcpReceiver {
         }
         if start > self.rcv_nxt {
             let new = self.insert_ooo(start, end);
-            cx.stats.first_received(cx.now, new);
+            cx.stats.delivered(cx.now, 0, new);
             self.send_ack(cx);
             return;
         }
@@ -186,8 +186,7 @@ impl Endpoint for TcpReceiver {
             self.ooo.remove(0);
         }
         self.delivery.deliver(cx.now, self.flow, before, self.rcv_nxt);
-        cx.stats.delivered(cx.now, self.rcv_nxt - before);
-        cx.stats.first_received(cx.now, self.rcv_nxt - before - held);
+        cx.stats.delivered(cx.now, self.rcv_nxt - before, self.rcv_nxt - before - held);
         cx.messages.deliver_stream(cx.now, self.rcv_nxt);
         self.unacked_segments += 1;
         if had_gap || self.unacked_segments >= self.cfg.delack_count || self.cfg.delack_timeout == 0 {
