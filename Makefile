@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: setup develop run test test-rust test-python bench bench-scaling bench-ns3 bench-htsim clean
+.PHONY: setup develop run test test-rust lint-rust test-python bench bench-scaling bench-ns3 bench-htsim clean
 
 # The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
 $(BIN)/.deps: pyproject.toml
@@ -28,8 +28,13 @@ run: develop
 
 test: develop test-rust test-python
 
-test-rust:
+test-rust: lint-rust
 	cargo test --workspace --quiet
+
+# House rules a tool enforces: rustfmt (rustfmt.toml) and clippy with warnings as errors.
+lint-rust:
+	cargo fmt --all -- --check
+	cargo clippy --all-targets --workspace --quiet -- -D warnings
 
 test-python:
 	$(BIN)/python -m pytest -q -rs

@@ -55,9 +55,13 @@ impl Config {
     pub fn check_node_indices(&self) -> Result<(), ConfigError> {
         let n = self.nodes.len() as u32;
         let links = self.links.iter().enumerate().flat_map(|(i, l)| [(i, "links", "a", l.a), (i, "links", "b", l.b)]);
-        let flows = self.flows.iter().enumerate().flat_map(|(i, f)| [(i, "flows", "src", f.src), (i, "flows", "dst", f.dst)]);
+        let flows =
+            self.flows.iter().enumerate().flat_map(|(i, f)| [(i, "flows", "src", f.src), (i, "flows", "dst", f.dst)]);
         match links.chain(flows).find(|&(.., v)| v >= n) {
-            Some((i, list, end, v)) => Err(ConfigError::new(format!("{list}[{i}].{end}"), format!("node index {v} does not exist ({n} nodes)"))),
+            Some((i, list, end, v)) => Err(ConfigError::new(
+                format!("{list}[{i}].{end}"),
+                format!("node index {v} does not exist ({n} nodes)"),
+            )),
             None => Ok(()),
         }
     }

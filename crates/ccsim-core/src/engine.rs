@@ -186,7 +186,10 @@ impl Simulation {
         let mut names = BTreeMap::new();
         for (i, node) in cfg.nodes.iter().enumerate() {
             if names.insert(node.name.as_str(), i).is_some() {
-                return Err(ConfigError::new(format!("nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
+                return Err(ConfigError::new(
+                    format!("nodes[{i}].name"),
+                    format!("duplicate node name '{}'", node.name),
+                ));
             }
         }
         let node_names: Vec<String> = cfg.nodes.iter().map(|n| n.name.clone()).collect();
@@ -226,7 +229,10 @@ impl Simulation {
             let field = format!("flows[{i}]");
             for (end, v) in [("src", f.src), ("dst", f.dst)] {
                 if cfg.nodes[v as usize].kind != NodeKind::Host {
-                    return Err(ConfigError::new(format!("{field}.{end}"), format!("node '{}' is a router; flows run between hosts", node_names[v as usize])));
+                    return Err(ConfigError::new(
+                        format!("{field}.{end}"),
+                        format!("node '{}' is a router; flows run between hosts", node_names[v as usize]),
+                    ));
                 }
             }
             if f.src == f.dst {
@@ -261,7 +267,10 @@ impl Simulation {
             let id = i as u32;
             if let Some(to) = app.trigger_flow() {
                 if to as usize >= cfg.flows.len() || to == id {
-                    return Err(ConfigError::new(format!("{field}.app.to"), format!("must name another flow (0..{})", cfg.flows.len())));
+                    return Err(ConfigError::new(
+                        format!("{field}.app.to"),
+                        format!("must name another flow (0..{})", cfg.flows.len()),
+                    ));
                 }
                 listeners[to as usize].push(id);
             }
@@ -342,14 +351,20 @@ impl Simulation {
                 let queues: Vec<u32> = if cfg.trace.queues.is_empty() {
                     (0..links.len() as u32).filter(|&l| routes.is_router(links[l as usize].from)).collect()
                 } else {
-                    cfg.trace.queues.iter().enumerate().map(|(i, q)| queue_index(q, &format!("trace.queues[{i}]"))).collect::<Result<_, _>>()?
+                    cfg.trace
+                        .queues
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| queue_index(q, &format!("trace.queues[{i}]")))
+                        .collect::<Result<_, _>>()?
                 };
                 let cwnd_flows: Vec<u32> = if cfg.trace.cwnd {
                     (0..flows.len() as u32).filter(|&f| endpoints[2 * f as usize].cwnd().is_some()).collect()
                 } else {
                     Vec::new()
                 };
-                let counter_flows: Vec<u32> = if cfg.trace.flow_counters { (0..flows.len() as u32).collect() } else { Vec::new() };
+                let counter_flows: Vec<u32> =
+                    if cfg.trace.flow_counters { (0..flows.len() as u32).collect() } else { Vec::new() };
                 let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
                 Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns })
             }
@@ -358,7 +373,10 @@ impl Simulation {
         let jain_flows = match &cfg.jain_flows {
             Some(list) => {
                 if let Some(bad) = list.iter().find(|&&f| f as usize >= flows.len()) {
-                    return Err(ConfigError::new("jain_flows", format!("flow {bad} does not exist ({} flows)", flows.len())));
+                    return Err(ConfigError::new(
+                        "jain_flows",
+                        format!("flow {bad} does not exist ({} flows)", flows.len()),
+                    ));
                 }
                 list.clone()
             }
@@ -569,7 +587,8 @@ impl Simulation {
 
     /// What `event` is, in the scenario's names, for an error message.
     fn describe(&self, event: Event) -> String {
-        let link = |l: u32| self.links.get(l as usize).map_or_else(|| format!("link {l}"), |l| format!("queue {}", l.name));
+        let link =
+            |l: u32| self.links.get(l as usize).map_or_else(|| format!("link {l}"), |l| format!("queue {}", l.name));
         match event {
             Event::TxDone(l) => format!("{}: a transmission ends", link(l)),
             Event::Arrive { link: l, .. } => format!("{}: a packet arrives at the far end", link(l)),
@@ -723,7 +742,11 @@ impl Simulation {
     /// ([`Simulation::next_hop`]): its processing stage first, if the node has one; else its
     /// endpoint, or the next link, which takes it from its slot.
     fn receive(&mut self, node: u32, slot: u32, hop: u32) {
-        debug_assert_eq!(hop, Self::next_hop(&self.routes, node, self.wire_packets.get(slot)), "a packet at node {node}");
+        debug_assert_eq!(
+            hop,
+            Self::next_hop(&self.routes, node, self.wire_packets.get(slot)),
+            "a packet at node {node}"
+        );
         if self.processing[node as usize].is_some() {
             let pkt = self.wire_packets.take(slot);
             let held = self.hold_for_processing(node, pkt);
@@ -779,12 +802,8 @@ impl Simulation {
         let mut out = std::mem::take(&mut self.emitted);
         let f = e / 2;
         {
-            let mut cx = Cx {
-                now: self.now,
-                out: &mut out,
-                stats: &mut self.flow_stats[f],
-                messages: &mut self.ledgers[f],
-            };
+            let mut cx =
+                Cx { now: self.now, out: &mut out, stats: &mut self.flow_stats[f], messages: &mut self.ledgers[f] };
             match call {
                 Call::Packet(p) => self.endpoints[e].model.on_packet(p, &mut cx),
                 Call::Wakeup => self.endpoints[e].model.on_wakeup(&mut cx),
@@ -1139,7 +1158,11 @@ impl Simulation {
         let injected: u64 = self.flow_stats.iter().map(|s| s.total_injected).sum();
         let arrived: u64 = self.flow_stats.iter().map(|s| s.total_arrived).sum();
         let lost: u64 = self.flow_stats.iter().map(|s| s.total_lost).sum();
-        let held: u64 = self.links.iter().map(|l| l.queue.len_packets() as u64 + self.wire_packets.on(&l.wire).count() as u64).sum::<u64>()
+        let held: u64 = self
+            .links
+            .iter()
+            .map(|l| l.queue.len_packets() as u64 + self.wire_packets.on(&l.wire).count() as u64)
+            .sum::<u64>()
             + self.processing.iter().flatten().map(|s| s.len() as u64).sum::<u64>();
         if injected == arrived + lost + held {
             Ok(())
@@ -1249,8 +1272,16 @@ impl Simulation {
                     mean_len_bytes: mean_b,
                     sd_len_bytes: sd(s.area_bytes_sq, mean_b),
                     max_len_pkts: s.max_len_pkts,
-                    mean_sojourn_s: if s.departures > 0 { s.sojourn_sum as f64 / s.departures as f64 / 1e9 } else { 0.0 },
-                    mean_drop_sojourn_s: if s.drops > 0 { s.drop_sojourn_sum as f64 / s.drops as f64 / 1e9 } else { 0.0 },
+                    mean_sojourn_s: if s.departures > 0 {
+                        s.sojourn_sum as f64 / s.departures as f64 / 1e9
+                    } else {
+                        0.0
+                    },
+                    mean_drop_sojourn_s: if s.drops > 0 {
+                        s.drop_sojourn_sum as f64 / s.drops as f64 / 1e9
+                    } else {
+                        0.0
+                    },
                     max_sojourn_s: secs(s.sojourn_hist.max()),
                     p50_sojourn_s: s.sojourn_hist.quantile(0.5).map_or(0.0, |v| v / 1e9),
                     p99_sojourn_s: s.sojourn_hist.quantile(0.99).map_or(0.0, |v| v / 1e9),
@@ -1258,7 +1289,8 @@ impl Simulation {
                     // Busy time inside [warm-up, now]: the part of a transmission still in
                     // progress at `now` is not in the window yet.
                     utilization: if window > 0 {
-                        l.busy_ns.saturating_sub(l.busy_until.saturating_sub(now.max(self.warmup))) as f64 / window as f64
+                        l.busy_ns.saturating_sub(l.busy_until.saturating_sub(now.max(self.warmup))) as f64
+                            / window as f64
                     } else {
                         0.0
                     },

@@ -54,7 +54,11 @@ pub fn violation(now: Time, component: impl Display, what: impl Display) -> ! {
 #[inline(always)]
 pub fn time_order(now: Time, next: Time, event: &Event) {
     if cfg!(debug_assertions) && next < now {
-        violation(now, format_args!("the event loop ({event:?})"), format_args!("time went backwards: next event at {next} ns < now {now} ns"));
+        violation(
+            now,
+            format_args!("the event loop ({event:?})"),
+            format_args!("time went backwards: next event at {next} ns < now {now} ns"),
+        );
     }
 }
 
@@ -62,7 +66,11 @@ pub fn time_order(now: Time, next: Time, event: &Event) {
 #[inline(always)]
 pub fn cwnd_floor(now: Time, flow: u32, hook: &str, cwnd: u64, floor: u64) {
     if cfg!(debug_assertions) && cwnd < floor {
-        violation(now, format_args!("flow {flow} (TCP sender, after {hook})"), format_args!("cwnd {cwnd} B below its floor {floor} B"));
+        violation(
+            now,
+            format_args!("flow {flow} (TCP sender, after {hook})"),
+            format_args!("cwnd {cwnd} B below its floor {floor} B"),
+        );
     }
 }
 
@@ -146,7 +154,11 @@ impl Invariants {
             let name = &self.wires[l].name;
             let component = || format!("link direction {l} ({name})");
             match popped {
-                None => violation(now, component(), format_args!("packet (flow {}, seq {}) left a wire it never entered", pkt.flow, pkt.seq)),
+                None => violation(
+                    now,
+                    component(),
+                    format_args!("packet (flow {}, seq {}) left a wire it never entered", pkt.flow, pkt.seq),
+                ),
                 Some((n, due, id)) => {
                     if id != packet_id(pkt) {
                         violation(
@@ -162,7 +174,10 @@ impl Invariants {
                         violation(
                             now,
                             component(),
-                            format_args!("packet (flow {}, seq {}) due at {due} ns arrived at {now} ns", pkt.flow, pkt.seq),
+                            format_args!(
+                                "packet (flow {}, seq {}) due at {due} ns arrived at {now} ns",
+                                pkt.flow, pkt.seq
+                            ),
                         );
                     }
                 }
@@ -296,10 +311,18 @@ impl QueueCheck {
                 }
                 self.held[f] += 1;
             }
-            for (p, why) in left.map(|p| (p.flow, "left")).into_iter().chain(events.iter().filter(|e| e.kind.is_drop()).map(|e| (e.flow, "was dropped"))) {
+            for (p, why) in left
+                .map(|p| (p.flow, "left"))
+                .into_iter()
+                .chain(events.iter().filter(|e| e.kind.is_drop()).map(|e| (e.flow, "was dropped")))
+            {
                 match self.held.get_mut(p as usize).and_then(|h| h.checked_sub(1).map(|v| (h, v))) {
                     Some((h, v)) => *h = v,
-                    None => violation(now, component(), format_args!("a packet of flow {p} {why} but the queue held none of that flow")),
+                    None => violation(
+                        now,
+                        component(),
+                        format_args!("a packet of flow {p} {why} but the queue held none of that flow"),
+                    ),
                 }
             }
             let held: u64 = self.held.iter().sum();
@@ -320,14 +343,15 @@ impl QueueCheck {
                 Some(Size::Packets(n)) if pkts as u64 > n => {
                     violation(now, component(), format_args!("length {pkts} packets above the limit {n} packets"))
                 }
-                Some(Size::Bytes(n)) if bytes > n => violation(now, component(), format_args!("length {bytes} B above the limit {n} B")),
+                Some(Size::Bytes(n)) if bytes > n => {
+                    violation(now, component(), format_args!("length {bytes} B above the limit {n} B"))
+                }
                 _ => {}
             }
         }
         #[cfg(not(debug_assertions))]
         let _ = (now, kind, entered, left, events, pkts, bytes, total_in, total_out, total_dropped);
     }
-
 }
 
 /// The TCP receiver's delivery record: bytes reach the application in order, exactly once.
@@ -370,7 +394,10 @@ impl DeliveryCheck {
                 violation(
                     now,
                     component(),
-                    format_args!("in-order delivery broken: delivering [{from}, {to}) after [{}, {}): bytes {what}", self.isn, self.delivered_to),
+                    format_args!(
+                        "in-order delivery broken: delivering [{from}, {to}) after [{}, {}): bytes {what}",
+                        self.isn, self.delivered_to
+                    ),
                 );
             }
             if to < from {
@@ -379,7 +406,11 @@ impl DeliveryCheck {
             self.total += to - from;
             self.delivered_to = to;
             if self.total != to - self.isn {
-                violation(now, component(), format_args!("delivered {} B != in-order sequence {to} - ISN {}", self.total, self.isn));
+                violation(
+                    now,
+                    component(),
+                    format_args!("delivered {} B != in-order sequence {to} - ISN {}", self.total, self.isn),
+                );
             }
         }
         #[cfg(not(debug_assertions))]
@@ -406,7 +437,12 @@ mod tests {
             rate_bps: 1_000_000,
             delay: 10,
             loss: 0.0,
-            queue: Queue::new("droptail", Box::new(crate::qdisc::droptail::DropTail::packets(10)), Rng::stream(1, Stream::Queue(0)), 0),
+            queue: Queue::new(
+                "droptail",
+                Box::new(crate::qdisc::droptail::DropTail::packets(10)),
+                Rng::stream(1, Stream::Queue(0)),
+                0,
+            ),
             busy_until: 0,
             last_tx: (0, 0),
             tx_pending: false,
@@ -426,7 +462,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "invariant violated at t=100 ns in the event loop (TxDone(3)): time went backwards: next event at 99 ns")]
+    #[should_panic(
+        expected = "invariant violated at t=100 ns in the event loop (TxDone(3)): time went backwards: next event at 99 ns"
+    )]
     fn time_going_backwards_fails_with_the_time_and_event() {
         time_order(100, 99, &Event::TxDone(3));
     }
@@ -442,7 +480,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "in link direction 0 (A->B): FIFO order broken: packet (flow 1, seq 7) left before entry #0 (flow 0, seq 0)")]
+    #[should_panic(
+        expected = "in link direction 0 (A->B): FIFO order broken: packet (flow 1, seq 7) left before entry #0 (flow 0, seq 0)"
+    )]
     fn a_packet_overtaking_another_on_a_wire_fails() {
         let mut inv = Invariants::new(&[link("A->B")]);
         let (a, b) = (pkt(0, 0, 100), pkt(1, 7, 100));
@@ -452,7 +492,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "FIFO order broken: packet (flow 0, seq 1) would arrive at 15 ns, before the previous packet (20 ns)")]
+    #[should_panic(
+        expected = "FIFO order broken: packet (flow 0, seq 1) would arrive at 15 ns, before the previous packet (20 ns)"
+    )]
     fn a_later_packet_scheduled_to_arrive_earlier_fails() {
         let mut inv = Invariants::new(&[link("A->B")]);
         inv.wire_enter(0, 0, 20, &pkt(0, 0, 100));
@@ -483,7 +525,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "in flow 0: packet conservation: injected 3 != arrived 4 + lost 0 + in queues 0 + on wires 0 + elsewhere 0 (seed 9)")]
+    #[should_panic(
+        expected = "in flow 0: packet conservation: injected 3 != arrived 4 + lost 0 + in queues 0 + on wires 0 + elsewhere 0 (seed 9)"
+    )]
     fn a_packet_charged_to_the_wrong_flow_fails_even_if_the_totals_balance() {
         // Flow 0 counts an arrival of flow 1 as its own: the global totals agree
         // (5 injected = 4 arrived + 1 queued), per flow they do not.
@@ -527,7 +571,8 @@ mod tests {
 
     fn broken(limit: Option<Size>, bytes_offset: u64, rogue_drop: bool) -> Queue {
         let disc = Broken { held: Default::default(), bytes_offset, rogue_drop };
-        Queue::new("broken", Box::new(disc), Rng::stream(1, Stream::Queue(0)), 0).with_checks("links[2].ba.queue", limit)
+        Queue::new("broken", Box::new(disc), Rng::stream(1, Stream::Queue(0)), 0)
+            .with_checks("links[2].ba.queue", limit)
     }
 
     #[test]
@@ -542,7 +587,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "invariant violated at t=3 ns in queue links[2].ba.queue (broken): length 3 packets above the limit 2 packets")]
+    #[should_panic(
+        expected = "invariant violated at t=3 ns in queue links[2].ba.queue (broken): length 3 packets above the limit 2 packets"
+    )]
     fn a_queue_above_its_packet_limit_fails() {
         let mut q = broken(Some(Size::Packets(2)), 0, false);
         let mut ev = Vec::new();
@@ -593,7 +640,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "in flow 2 (TCP receiver): in-order delivery broken: delivering [500, 2000) after [0, 1000): bytes delivered twice")]
+    #[should_panic(
+        expected = "in flow 2 (TCP receiver): in-order delivery broken: delivering [500, 2000) after [0, 1000): bytes delivered twice"
+    )]
     fn delivering_bytes_twice_fails() {
         let mut d = DeliveryCheck::new(0);
         d.deliver(1, 2, 0, 1000);

@@ -113,7 +113,8 @@ impl Serialize for Name {
 impl<'de> Deserialize<'de> for Name {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
         let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        Name::new(&text).ok_or_else(|| serde::de::Error::custom(format!("name longer than {} bytes: {text:?}", Name::MAX)))
+        Name::new(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("name longer than {} bytes: {text:?}", Name::MAX)))
     }
 }
 
@@ -157,12 +158,7 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     /// A parameter with a default and no bounds.
-    pub const fn new(
-        name: &'static str,
-        kind: ParamKind,
-        default: Option<ParamValue>,
-        doc: &'static str,
-    ) -> Self {
+    pub const fn new(name: &'static str, kind: ParamKind, default: Option<ParamValue>, doc: &'static str) -> Self {
         ParamSpec { name, kind, default, min: None, max: None, doc, choices: &[] }
     }
 
@@ -207,9 +203,9 @@ impl Params {
         for spec in specs {
             let value = match given.get(spec.name) {
                 Some(v) => check_value(owner, spec, *v)?,
-                None => spec.default.ok_or_else(|| {
-                    ConfigError::new(format!("{owner}.{}", spec.name), "required parameter missing")
-                })?,
+                None => spec
+                    .default
+                    .ok_or_else(|| ConfigError::new(format!("{owner}.{}", spec.name), "required parameter missing"))?,
             };
             values.insert(spec.name, value);
         }
@@ -320,10 +316,9 @@ fn check_value(owner: &str, spec: &ParamSpec, v: ParamValue) -> Result<ParamValu
                 Err(ConfigError::new(field(), format!("unknown '{}'; one of: {}", n.as_str(), spec.choices.join(", "))))
             }
         }
-        (kind, other) => Err(ConfigError::new(
-            field(),
-            format!("expected a {kind:?} value, got {other:?}").to_lowercase(),
-        )),
+        (kind, other) => {
+            Err(ConfigError::new(field(), format!("expected a {kind:?} value, got {other:?}").to_lowercase()))
+        }
     }
 }
 
@@ -363,16 +358,22 @@ mod tests {
         let err = Params::resolve("q", SPECS, &given(&[("p", ParamValue::Float(0.1)), ("w", ParamValue::Float(2.0))]))
             .unwrap_err();
         assert_eq!(err.field, "q.w");
-        let err = Params::resolve("q", SPECS, &given(&[("p", ParamValue::Float(0.1)), ("target", ParamValue::Int(-1))]))
-            .unwrap_err();
+        let err =
+            Params::resolve("q", SPECS, &given(&[("p", ParamValue::Float(0.1)), ("target", ParamValue::Int(-1))]))
+                .unwrap_err();
         assert_eq!(err.field, "q.target");
-        let err = Params::resolve("q", SPECS, &given(&[("p", ParamValue::Float(0.1)), ("limit", ParamValue::Bool(true))]))
-            .unwrap_err();
+        let err =
+            Params::resolve("q", SPECS, &given(&[("p", ParamValue::Float(0.1)), ("limit", ParamValue::Bool(true))]))
+                .unwrap_err();
         assert_eq!(err.field, "q.limit");
     }
 
-    static CHOICE: &[ParamSpec] = &[ParamSpec::new("dist", ParamKind::Choice, Some(ParamValue::Name(Name::lit(""))), "distribution")
-    .choices(&["", "uniform", "exponential"])];
+    static CHOICE: &[ParamSpec] =
+        &[ParamSpec::new("dist", ParamKind::Choice, Some(ParamValue::Name(Name::lit(""))), "distribution").choices(&[
+            "",
+            "uniform",
+            "exponential",
+        ])];
 
     #[test]
     fn choices_accept_declared_names_only_and_round_trip_through_json() {

@@ -37,7 +37,12 @@ pub fn registry() -> Vec<ModelInfo> {
         doc: "TCP with NewReno/SACK recovery, RFC 6298 RTO, delayed ACKs, ECN",
         params: crate::tcp::PARAMS,
     });
-    out.push(ModelInfo { family: "transport", name: "udp", doc: "UDP datagrams, one per application write", params: crate::udp::PARAMS });
+    out.push(ModelInfo {
+        family: "transport",
+        name: "udp",
+        doc: "UDP datagrams, one per application write",
+        params: crate::udp::PARAMS,
+    });
     out.push(ModelInfo {
         family: "transport",
         name: "dccp",

@@ -12,9 +12,7 @@ use ccsim_core::Results;
 use common::*;
 
 fn codel(ecn: bool) -> AlgoSpec {
-    AlgoSpec::named("codel")
-        .with("limit", ParamValue::Size(Size::Packets(1000)))
-        .with("ecn", ParamValue::Bool(ecn))
+    AlgoSpec::named("codel").with("limit", ParamValue::Size(Size::Packets(1000))).with("ecn", ParamValue::Bool(ecn))
 }
 
 /// Ten NewReno flows over a 100 Mb/s, 2 ms bottleneck; 1 Gb/s access links of 4..14 ms each

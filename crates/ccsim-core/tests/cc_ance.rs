@@ -19,7 +19,8 @@ fn on_the_paper_daisy_chain_the_queue_oscillates_around_q_min_and_the_link_never
         let cfg = chain_run(AlgoSpec::named("ance"), droptail(ROUTER_PKTS), paper_tcp(delack));
         let (r, b) = watch(&cfg, "R1->R2", BOTTLENECK_BPS, PKT_BYTES, Q_MIN - 2 * PKT_BYTES, Q_MIN + 2 * PKT_BYTES);
         // Sec. 3.1's contrast: TCP-Reno over RED leaves the queue empty for long periods.
-        let red = chain_run(AlgoSpec::named("reno"), paper_red(), paper_tcp(delack).with("ecn", ParamValue::Bool(true)));
+        let red =
+            chain_run(AlgoSpec::named("reno"), paper_red(), paper_tcp(delack).with("ecn", ParamValue::Bool(true)));
         let (rr, rb) = watch(&red, "R1->R2", BOTTLENECK_BPS, PKT_BYTES, 0, 0);
         let (util, red_util) = (r.utilization.unwrap(), rr.utilization.unwrap());
         let f = &r.flows[0];
@@ -35,7 +36,12 @@ fn on_the_paper_daisy_chain_the_queue_oscillates_around_q_min_and_the_link_never
         // No bufferempty: the link idles rarely, and never longer than two packet times,
         // where RED leaves it idle for several.
         assert!(b.idle < 0.05 && b.idle < rb.idle, "idle {} (red {})", b.idle, rb.idle);
-        assert!(b.longest_idle_s <= 2.0 * tx_s && rb.longest_idle_s > 4.0 * tx_s, "{} / {}", b.longest_idle_s, rb.longest_idle_s);
+        assert!(
+            b.longest_idle_s <= 2.0 * tx_s && rb.longest_idle_s > 4.0 * tx_s,
+            "{} / {}",
+            b.longest_idle_s,
+            rb.longest_idle_s
+        );
         // The queue oscillates around Q_min: it reaches Q_min, never holds twice as much
         // (no bufferbloat, no loss), and mostly stays within two packets of it.
         assert!((Q_MIN..=2 * Q_MIN).contains(&b.max_bytes), "max {}", b.max_bytes);

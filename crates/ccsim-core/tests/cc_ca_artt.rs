@@ -34,7 +34,10 @@ fn ca_artt_fills_a_10_mbps_link() {
     for n in [1, 3] {
         let (_, r) = run(&dumbbell_10m(n, AlgoSpec::named("ca-artt")));
         let util = r.utilization.unwrap();
-        eprintln!("{n} ca-artt flow(s): utilization {util:.4}, mean queue {:.1}, drops {}", r.queues[0].mean_len_pkts, r.queues[0].drops);
+        eprintln!(
+            "{n} ca-artt flow(s): utilization {util:.4}, mean queue {:.1}, drops {}",
+            r.queues[0].mean_len_pkts, r.queues[0].drops
+        );
         assert!(util > 0.8, "{n} flows: utilization {util}");
         assert!(r.flows.iter().all(|f| f.goodput_bps > 0.0));
     }
@@ -51,7 +54,11 @@ fn eq33_lets_the_queue_grow_where_the_vegas_form_keeps_it_small() {
     let (sim, vf) = run(&dumbbell_10m(1, vegas_form));
     eprintln!(
         "eq33: queue {:.1}, drops {}; vegas form: queue {:.1}, max {}, drops {}",
-        paper.queues[0].mean_len_pkts, paper.queues[0].drops, vf.queues[0].mean_len_pkts, vf.queues[0].max_len_pkts, vf.queues[0].drops
+        paper.queues[0].mean_len_pkts,
+        paper.queues[0].drops,
+        vf.queues[0].mean_len_pkts,
+        vf.queues[0].max_len_pkts,
+        vf.queues[0].drops
     );
     assert!(paper.queues[0].mean_len_pkts > 50.0);
     assert!(paper.queues[0].drops > 0);

@@ -49,7 +49,10 @@ fn three_compound_flows_fill_a_10mbps_dumbbell() {
     let r = run(&cfg);
     let u = r.utilization.unwrap();
     let g: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
-    println!("3 compound flows (RTT 14/34/54 ms): utilization {u:.4}, goodputs {g:?}, Jain {:.3}", r.jain_index.unwrap());
+    println!(
+        "3 compound flows (RTT 14/34/54 ms): utilization {u:.4}, goodputs {g:?}, Jain {:.3}",
+        r.jain_index.unwrap()
+    );
     assert!(u > 0.80, "utilization {u}");
     assert!(g.iter().all(|&x| x > 0.1 * 10e6 / 3.0), "every flow progresses: {g:?}");
 }
@@ -63,8 +66,10 @@ fn the_delay_window_backs_off_at_gamma_and_spares_losses() {
     let backs_off = run(&one_flow(48 * MS, 83, Some(30.0)));
     let never = run(&one_flow(48 * MS, 83, Some(1e6)));
     let (a, b) = (backs_off.flows[0].fast_recoveries, never.flows[0].fast_recoveries);
-    println!("fast recoveries in 50 s: gamma 30: {a}, delay rule disabled: {b}; drops {} vs {}",
-        backs_off.queues[0].drops, never.queues[0].drops);
+    println!(
+        "fast recoveries in 50 s: gamma 30: {a}, delay rule disabled: {b}; drops {} vs {}",
+        backs_off.queues[0].drops, never.queues[0].drops
+    );
     assert!(a > 0 && 2 * a < b, "{a} vs {b}");
     assert!(backs_off.utilization.unwrap() > 0.95);
 }

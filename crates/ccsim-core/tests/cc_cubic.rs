@@ -26,8 +26,10 @@ fn one_cubic_flow_fills_a_10mbps_dumbbell() {
     let r = run(&one_flow(AlgoSpec::named("cubic")));
     let u = r.utilization.unwrap();
     let f = &r.flows[0];
-    println!("cubic 10 Mb/s 60 s: utilization {u:.4}, goodput {:.0} b/s, {} fast recoveries, {} timeouts, {} drops",
-        f.goodput_bps, f.fast_recoveries, f.timeouts, r.queues[0].drops);
+    println!(
+        "cubic 10 Mb/s 60 s: utilization {u:.4}, goodput {:.0} b/s, {} fast recoveries, {} timeouts, {} drops",
+        f.goodput_bps, f.fast_recoveries, f.timeouts, r.queues[0].drops
+    );
     assert_eq!(f.cc, "cubic");
     assert!(u > 0.80, "utilization {u}");
     assert!(f.fast_recoveries > 0, "the buffer overflows now and then");

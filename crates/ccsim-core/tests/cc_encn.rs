@@ -26,7 +26,8 @@ fn on_the_paper_daisy_chain_encn_holds_the_queue_near_q_min_with_a_busy_link() {
     for delack in [1, 2] {
         let cfg = chain_run(AlgoSpec::named("encn"), encn_queue(Q_MIN, ROUTER_PKTS), paper_tcp(delack));
         let (r, b) = watch(&cfg, "R1->R2", BOTTLENECK_BPS, PKT_BYTES, Q_MIN - 2 * PKT_BYTES, Q_MIN + 2 * PKT_BYTES);
-        let red = chain_run(AlgoSpec::named("reno"), paper_red(), paper_tcp(delack).with("ecn", ParamValue::Bool(true)));
+        let red =
+            chain_run(AlgoSpec::named("reno"), paper_red(), paper_tcp(delack).with("ecn", ParamValue::Bool(true)));
         let (rr, rb) = watch(&red, "R1->R2", BOTTLENECK_BPS, PKT_BYTES, 0, 0);
         let (util, red_util) = (r.utilization.unwrap(), rr.utilization.unwrap());
         let f = &r.flows[0];
@@ -55,7 +56,8 @@ fn encn_fills_a_10_mbps_dumbbell_alone_and_in_company() {
     // queueing delay (3 kbytes at 1.5 Mbit/s = 16 ms; 20 kbytes at 10 Mbit/s).
     let q_min = 20_000;
     for n in [1, 3] {
-        let mut cfg = dumbbell(n, 10_000_000, 10 * MS, encn_queue(q_min, 200), 100_000_000, |i| (5 + 5 * i as u64) * MS);
+        let mut cfg =
+            dumbbell(n, 10_000_000, 10 * MS, encn_queue(q_min, 200), 100_000_000, |i| (5 + 5 * i as u64) * MS);
         cfg.duration_ns = 60 * SEC;
         cfg.warmup_ns = 10 * SEC;
         for i in 0..n {
@@ -93,7 +95,10 @@ fn without_encn_routers_every_ack_echoes_and_the_window_grows_to_rwnd() {
     sim.check_conservation().expect("conservation");
     let r = sim.results();
     let q = &r.queues[2];
-    eprintln!("encn without encn queues: mean queue {:.1} p, drops {}, fast recoveries {}", q.mean_len_pkts, q.drops, r.flows[0].fast_recoveries);
+    eprintln!(
+        "encn without encn queues: mean queue {:.1} p, drops {}, fast recoveries {}",
+        q.mean_len_pkts, q.drops, r.flows[0].fast_recoveries
+    );
     assert_eq!(q.name, "R1->R2");
     assert!(q.drops > 0 && q.mean_len_pkts > 5.0);
 }

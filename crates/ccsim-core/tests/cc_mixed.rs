@@ -30,10 +30,18 @@ fn newreno_cubic_and_compound_share_a_100mbps_droptail_bottleneck() {
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
     let share = |cc: &str| r.flows.iter().filter(|f| f.cc == cc).map(|f| f.goodput_bps).sum::<f64>() / total;
     let u = r.utilization.unwrap();
-    println!("mixed run, 100 Mbit/s, 9 flows: utilization {u:.4}, Jain {:.3}, drops {}", r.jain_index.unwrap(), r.queues[0].drops);
+    println!(
+        "mixed run, 100 Mbit/s, 9 flows: utilization {u:.4}, Jain {:.3}, drops {}",
+        r.jain_index.unwrap(),
+        r.queues[0].drops
+    );
     for cc in ALGOS {
-        let flows: Vec<String> = r.flows.iter().filter(|f| f.cc == cc)
-            .map(|f| format!("{:.1} Mb/s ({} FR)", f.goodput_bps / 1e6, f.fast_recoveries)).collect();
+        let flows: Vec<String> = r
+            .flows
+            .iter()
+            .filter(|f| f.cc == cc)
+            .map(|f| format!("{:.1} Mb/s ({} FR)", f.goodput_bps / 1e6, f.fast_recoveries))
+            .collect();
         println!("  {cc:>8}: share {:.3}  flows {}", share(cc), flows.join(", "));
     }
     assert_eq!(r.flows.iter().filter(|f| f.cc == "cubic").count(), 3);

@@ -51,6 +51,10 @@ fn several_losses_in_a_window_cost_reno_more_timeouts_than_newreno() {
     let count = |r: &Results, k: fn(&ccsim_core::results::FlowResult) -> u64| r.flows.iter().map(k).sum::<u64>();
     let (rt, nt) = (count(&r, |f| f.timeouts), count(&nr, |f| f.timeouts));
     let (rf, nf) = (count(&r, |f| f.fast_recoveries), count(&nr, |f| f.fast_recoveries));
-    eprintln!("20-packet buffer: reno {rt} timeouts / {rf} fast recoveries, newreno {nt} / {nf}; utilization {:.4} / {:.4}", r.utilization.unwrap(), nr.utilization.unwrap());
+    eprintln!(
+        "20-packet buffer: reno {rt} timeouts / {rf} fast recoveries, newreno {nt} / {nf}; utilization {:.4} / {:.4}",
+        r.utilization.unwrap(),
+        nr.utilization.unwrap()
+    );
     assert!(rt > nt, "reno {rt} timeouts, newreno {nt}");
 }

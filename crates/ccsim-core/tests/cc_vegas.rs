@@ -40,7 +40,10 @@ fn a_vegas_flow_keeps_alpha_to_beta_packets_queued_and_never_fills_the_buffer() 
     let q = &r.queues[0];
     let util = r.utilization.unwrap();
     let b = backlog(&r);
-    eprintln!("vegas: utilization {util:.4}, mean queue {:.2} (backlog {b:.2}), max {}, drops {}", q.mean_len_pkts, q.max_len_pkts, q.drops);
+    eprintln!(
+        "vegas: utilization {util:.4}, mean queue {:.2} (backlog {b:.2}), max {}, drops {}",
+        q.mean_len_pkts, q.max_len_pkts, q.drops
+    );
     assert!(util > 0.8, "utilization {util}");
     // alpha = 2, beta = 4; 0.5 packet of tolerance for the ACK clock (delayed ACKs release
     // segments in pairs, so the queue breathes by one packet within a round trip).
@@ -91,7 +94,11 @@ fn three_vegas_flows_share_the_link_with_a_small_queue() {
     }
     let (sim, r) = run(&cfg);
     let b = backlog(&r);
-    eprintln!("3 vegas: backlog {b:.2}, jain {:?}, goodputs {:?}", r.jain_index, r.flows.iter().map(|f| f.goodput_bps / 1e6).collect::<Vec<_>>());
+    eprintln!(
+        "3 vegas: backlog {b:.2}, jain {:?}, goodputs {:?}",
+        r.jain_index,
+        r.flows.iter().map(|f| f.goodput_bps / 1e6).collect::<Vec<_>>()
+    );
     assert!(r.utilization.unwrap() > 0.8);
     assert!((3.0 * 2.0 - 1.5..=3.0 * 4.0 + 1.5).contains(&b), "backlog {b}");
     assert!((0..3).all(|f| sim.flow_stats(f).total_lost == 0));

@@ -22,7 +22,10 @@ fn veno_fills_a_10_mbps_link_alone_and_in_company() {
     for n in [1, 3] {
         let r = run(&dumbbell_10m(n, "veno", 200, 0.0));
         let util = r.utilization.unwrap();
-        eprintln!("{n} veno flow(s): utilization {util:.4}, mean queue {:.1}, jain {:?}", r.queues[0].mean_len_pkts, r.jain_index);
+        eprintln!(
+            "{n} veno flow(s): utilization {util:.4}, mean queue {:.1}, jain {:?}",
+            r.queues[0].mean_len_pkts, r.jain_index
+        );
         assert!(util > 0.8, "{n} flows: utilization {util}");
         assert!(r.flows.iter().all(|f| f.goodput_bps > 0.0));
     }
@@ -58,13 +61,21 @@ fn veno_outperforms_reno_under_random_loss() {
         reno.seed = seed;
         let (v, r) = (run(&veno), run(&reno));
         let ratio = v.flows[0].goodput_bps / r.flows[0].goodput_bps;
-        eprintln!("seed {seed}: veno {:.2} Mb/s, newreno {:.2} Mb/s, ratio {ratio:.2}", v.flows[0].goodput_bps / 1e6, r.flows[0].goodput_bps / 1e6);
+        eprintln!(
+            "seed {seed}: veno {:.2} Mb/s, newreno {:.2} Mb/s, ratio {ratio:.2}",
+            v.flows[0].goodput_bps / 1e6,
+            r.flows[0].goodput_bps / 1e6
+        );
         assert!(ratio > 1.2, "seed {seed}: ratio {ratio}");
         // The reductions themselves: nearly all keep 4/5 of the window.
         let cwnd = &v.traces["flow.0.cwnd_bytes"];
         let cuts: Vec<f64> = cwnd.windows(2).map(|w| w[1] / w[0]).filter(|&x| x < 0.9).collect();
         let fifths = cuts.iter().filter(|&&x| (0.75..0.85).contains(&x)).count();
-        eprintln!("  {} reductions, {fifths} by 1/5; others {:?}", cuts.len(), cuts.iter().filter(|&&x| !(0.75..0.85).contains(&x)).collect::<Vec<_>>());
+        eprintln!(
+            "  {} reductions, {fifths} by 1/5; others {:?}",
+            cuts.len(),
+            cuts.iter().filter(|&&x| !(0.75..0.85).contains(&x)).collect::<Vec<_>>()
+        );
         assert!(fifths as f64 > 0.8 * cuts.len() as f64);
         assert!(v.queues[0].mean_len_pkts < 5.0);
     }

@@ -23,7 +23,10 @@ fn lossy_path(ccid: i64, rate: u64, delay: u64, loss: f64, duration: u64, warmup
         duration_ns: duration,
         warmup_ns: warmup,
         seed,
-        nodes: vec![NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None }, NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None }],
+        nodes: vec![
+            NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None },
+            NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None },
+        ],
         links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab: fwd, ba: dir(rate, delay, droptail(1000)) }],
         flows: vec![FlowSpec {
             name: None,

@@ -125,7 +125,9 @@ fn udp_sensor_packets_that_meet_a_full_router_buffer_are_lost_on_the_network() {
     let capacity = 256_000.0 / (1052.0 * 8.0) * 60.0;
     assert!((received as f64 / capacity - 1.0).abs() < 0.03, "{received} vs {capacity}");
     // DropTail's synchronisation (paper 001, Fig. 2): one sensor loses nearly everything.
-    let worst = (0..3).map(|f| r.flows[f].messages_lost_network as f64 / r.flows[f].messages_generated as f64).fold(0.0, f64::max);
+    let worst = (0..3)
+        .map(|f| r.flows[f].messages_lost_network as f64 / r.flows[f].messages_generated as f64)
+        .fold(0.0, f64::max);
     assert!(worst > 0.9, "{worst}");
 }
 
@@ -145,7 +147,10 @@ fn table_i_adds_up_over_tcp_and_both_ccids() {
                 assert_eq!(s.retransmissions, 0);
                 assert_eq!(s.packets_received, s.messages_received, "a DCCP datagram arrived twice");
                 let drops = s.queue_drops;
-                assert!(s.messages_lost_network <= drops && drops <= s.messages_lost_network + s.messages_pending, "{s:?}");
+                assert!(
+                    s.messages_lost_network <= drops && drops <= s.messages_lost_network + s.messages_pending,
+                    "{s:?}"
+                );
             }
         }
         // Congested by design (491 kb/s of samples into 256 kb/s): the congestion controls hold
@@ -159,4 +164,3 @@ fn table_i_adds_up_over_tcp_and_both_ccids() {
         assert!(received as f64 > 0.8 * capacity, "{}: {received}", transport.kind);
     }
 }
-

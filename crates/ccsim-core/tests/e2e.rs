@@ -152,7 +152,14 @@ fn four_flows_with_equal_rtts_share_fairly() {
 fn same_seed_gives_identical_results_and_seeds_matter() {
     let mut cfg = dumbbell(3, 10_000_000, 5 * MS, droptail(30), 100_000_000, |i| (1 + 10 * i as u64) * MS);
     cfg.duration_ns = 10 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true, ..TraceSpec::default() };
+    cfg.trace = TraceSpec {
+        interval_ns: Some(10 * MS),
+        queues: vec![],
+        cwnd: true,
+        events: true,
+        messages: true,
+        ..TraceSpec::default()
+    };
     for i in 0..3 {
         let mut f = bulk_tcp(3, i, "newreno");
         f.start_max_ns = Some(SEC);
@@ -174,7 +181,14 @@ fn prefetching_for_the_next_event_changes_no_result() {
     // congested network (drops, queues, timers, delayed ACKs) and compare everything.
     let mut cfg = dumbbell(8, 10_000_000, 5 * MS, droptail(20), 100_000_000, |i| (1 + 3 * i as u64) * MS);
     cfg.duration_ns = 5 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec![], cwnd: true, events: true, messages: true, ..TraceSpec::default() };
+    cfg.trace = TraceSpec {
+        interval_ns: Some(10 * MS),
+        queues: vec![],
+        cwnd: true,
+        events: true,
+        messages: true,
+        ..TraceSpec::default()
+    };
     cfg.flows = (0..8).map(|i| bulk_tcp(8, i, "newreno")).collect();
     let outcome = |prefetch: bool| {
         let mut sim = Simulation::new(&cfg).unwrap();
@@ -236,7 +250,14 @@ fn a_run_whose_time_stops_advancing_fails_naming_the_component() {
 fn traces_have_one_row_per_interval() {
     let mut cfg = one_flow_10mbps();
     cfg.duration_ns = 2 * SEC;
-    cfg.trace = TraceSpec { interval_ns: Some(10 * MS), queues: vec!["A->B".into()], cwnd: true, events: true, messages: true, ..TraceSpec::default() };
+    cfg.trace = TraceSpec {
+        interval_ns: Some(10 * MS),
+        queues: vec!["A->B".into()],
+        cwnd: true,
+        events: true,
+        messages: true,
+        ..TraceSpec::default()
+    };
     let (_, r) = run(&cfg);
     // The event log holds exactly the drops the queue counted, in time order.
     let log = r.queue_events.as_ref().unwrap();
@@ -303,7 +324,6 @@ fn bad_configurations_name_the_field() {
     let e = ccsim_core::from_json(r#"{"duration_ns": 1, "nodes": [], "links": [], "bogus": 1}"#).err().unwrap();
     assert!(e.message.contains("bogus"), "{e}");
 }
-
 
 #[test]
 fn udp_messages_are_counted_received_or_lost_and_add_up() {

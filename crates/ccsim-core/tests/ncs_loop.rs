@@ -59,7 +59,10 @@ fn ideal(duration: Time) -> ControlResult {
 fn a_network_without_delay_reproduces_the_ideal_loop() {
     let net = &run(&two_hosts(0, 6 * SEC, None, None)).control[0];
     let ideal = ideal(6 * SEC);
-    println!("ideal ITAE {:.6} sum {:.3}; network ITAE {:.6} sum {:.3}", ideal.itae, ideal.itae_sum, net.itae, net.itae_sum);
+    println!(
+        "ideal ITAE {:.6} sum {:.3}; network ITAE {:.6} sum {:.3}",
+        ideal.itae, ideal.itae_sum, net.itae, net.itae_sum
+    );
     // The only difference is 2 x 4 ns of serialization per sample.
     assert_eq!(net.controls_applied, ideal.controls_applied);
     assert!(net.actuation_delay_max_s.unwrap() < 1e-8);
@@ -163,7 +166,10 @@ fn random_losses_are_counted_per_direction_and_cost_performance() {
     let r = run(&lossy);
     let c = &r.control[0];
     let clean = &run(&two_hosts(2 * MS, 10 * SEC, None, None)).control[0];
-    println!("loss 20 % each way: ITAE {:.4} (lossless {:.4}), samples lost {}, controls lost {}", c.itae, clean.itae, c.samples_lost, c.controls_lost);
+    println!(
+        "loss 20 % each way: ITAE {:.4} (lossless {:.4}), samples lost {}, controls lost {}",
+        c.itae, clean.itae, c.samples_lost, c.controls_lost
+    );
     // The loop's counts are the flows' message counts (warm-up 0, so whole run = window).
     assert_eq!(c.samples_lost, r.flows[0].messages_lost_network);
     assert_eq!(c.controls_lost, r.flows[1].messages_lost_network);

@@ -51,7 +51,13 @@ fn assert_little(q: &QueueResult, window_s: f64) {
     let lambda = q.departures as f64 / window_s;
     let rhs = lambda * q.mean_sojourn_s;
     let err = (q.mean_len_pkts - rhs).abs();
-    assert!(err <= 0.02 * q.mean_len_pkts.max(rhs) + 1e-3, "Little on {}: L = {} vs lambda W = {}", q.name, q.mean_len_pkts, rhs);
+    assert!(
+        err <= 0.02 * q.mean_len_pkts.max(rhs) + 1e-3,
+        "Little on {}: L = {} vs lambda W = {}",
+        q.name,
+        q.mean_len_pkts,
+        rhs
+    );
 }
 
 /// Link rate: 1000 B take 1 us, so a million packets fit in about a second of simulated time.
@@ -61,8 +67,8 @@ const SIZE: u64 = 1000;
 /// Run a Poisson source at load `rho` for `n` mean service times; (Lq, Wq, lambda, result).
 fn mg1(rho: f64, exp_size: bool, n: u64) -> (f64, f64, f64) {
     let service_ns = SIZE * 8 * SEC / RATE; // 1 us
-    // Warm-up: the queue relaxes from empty in ~ 1/(1-sqrt(rho))^2 service times (~400 at
-    // rho = 0.9); 1 % of the run is far more.
+                                            // Warm-up: the queue relaxes from empty in ~ 1/(1-sqrt(rho))^2 service times (~400 at
+                                            // rho = 0.9); 1 % of the run is far more.
     let warmup = n / 100 * service_ns;
     let duration = warmup + n * service_ns;
     let flow = FlowSpec {
@@ -110,7 +116,9 @@ fn check_mg1(rho: f64, exp_size: bool, tol: f64) {
     let wq_theory = lq_theory / lambda;
     // Offered load itself: lambda * service time = rho (Poisson count, sd << 1 %).
     let rho_meas = lambda * (SIZE * 8) as f64 / RATE as f64;
-    eprintln!("rho {rho} exp_size {exp_size}: Lq {lq:.4} (theory {lq_theory:.4}), Wq {wq:.4e} s (theory {wq_theory:.4e} s)");
+    eprintln!(
+        "rho {rho} exp_size {exp_size}: Lq {lq:.4} (theory {lq_theory:.4}), Wq {wq:.4e} s (theory {wq_theory:.4e} s)"
+    );
     assert!((rho_meas / rho - 1.0).abs() < 0.01, "offered load {rho_meas} vs {rho}");
     assert!((lq / lq_theory - 1.0).abs() < tol, "rho {rho} exp {exp_size}: Lq {lq} vs {lq_theory}");
     assert!((wq / wq_theory - 1.0).abs() < tol, "rho {rho} exp {exp_size}: Wq {wq} vs {wq_theory}");
@@ -202,7 +210,13 @@ fn mathis(p: f64, duration: u64) -> f64 {
         group: None,
     };
     let warmup = 2 * SEC;
-    let r = run(&two_hosts(DirSpec { loss: p, ..dir(1_000_000_000, 10 * MS, droptail(100_000)) }, duration, warmup, 5, flow));
+    let r = run(&two_hosts(
+        DirSpec { loss: p, ..dir(1_000_000_000, 10 * MS, droptail(100_000)) },
+        duration,
+        warmup,
+        5,
+        flow,
+    ));
     let window_s = (duration - warmup) as f64 / SEC as f64;
     for q in &r.queues {
         assert_little(q, window_s);

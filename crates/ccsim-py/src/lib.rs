@@ -18,7 +18,12 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 pyo3::create_exception!(_core, ConfigError, PyValueError, "A core configuration that cannot be simulated.");
-pyo3::create_exception!(_core, SimulationError, PyRuntimeError, "The engine failed (a bug): replay with the seed given.");
+pyo3::create_exception!(
+    _core,
+    SimulationError,
+    PyRuntimeError,
+    "The engine failed (a bug): replay with the seed given."
+);
 
 fn config_error(py: Python<'_>, e: ccsim_core::ConfigError) -> PyErr {
     let err = ConfigError::new_err(e.to_string());
@@ -239,7 +244,9 @@ fn registry_json() -> String {
 /// indices (2 i is `links[i]` from a to b, 2 i + 1 back), empty when not connected.
 #[pyfunction]
 fn flow_paths(py: Python<'_>, config_json: &str) -> PyResult<Vec<Vec<u32>>> {
-    match catch_engine(|| ccsim_core::config_from_json(config_json).and_then(|cfg| ccsim_core::net::route::flow_paths(&cfg))) {
+    match catch_engine(|| {
+        ccsim_core::config_from_json(config_json).and_then(|cfg| ccsim_core::net::route::flow_paths(&cfg))
+    }) {
         Ok(Ok(paths)) => Ok(paths),
         Ok(Err(e)) => Err(config_error(py, e)),
         Err(p) => Err(simulation_error(py, seed_of(config_json), "engine panic while routing", panic_message(p))),

@@ -89,7 +89,8 @@ pub fn check(name: &str, params: &Params, field: &str) -> Result<(), crate::erro
 }
 
 /// Every application ccsim knows.
-pub static APPS: &[AppModel] = &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL, ncs::MODEL, poisson::MODEL];
+pub static APPS: &[AppModel] =
+    &[bulk::MODEL, transfer::MODEL, periodic::MODEL, cbr::MODEL, reply::MODEL, ncs::MODEL, poisson::MODEL];
 
 #[cfg(test)]
 pub(crate) mod testing {

@@ -55,7 +55,15 @@ impl Poisson {
     /// Arrivals at `pps` packets/s on average from `start` (the first one after an
     /// exponential gap, as a Poisson process observed from `start`) until `stop`.
     /// Messages that would overflow a send buffer of `buffer` bytes are lost at the sender.
-    pub fn new(start: Time, stop: Option<Time>, pps: f64, size: u64, exp_size: bool, buffer: u64, mut rng: Rng) -> Self {
+    pub fn new(
+        start: Time,
+        stop: Option<Time>,
+        pps: f64,
+        size: u64,
+        exp_size: bool,
+        buffer: u64,
+        mut rng: Rng,
+    ) -> Self {
         // A non-positive or non-finite rate yields no packets rather than a panic.
         let mean_gap_ns = if pps > 0.0 && pps.is_finite() { SEC as f64 / pps } else { f64::INFINITY };
         let next_f = start as f64 + Dist::Exponential { mean: mean_gap_ns }.sample(&mut rng);
@@ -86,7 +94,8 @@ impl Application for Poisson {
                 break;
             }
             let bytes = if self.exp_size {
-                (Dist::Exponential { mean: self.size as f64 }.sample(&mut self.rng).round() as u64).clamp(1, u32::MAX as u64 / 2)
+                (Dist::Exponential { mean: self.size as f64 }.sample(&mut self.rng).round() as u64)
+                    .clamp(1, u32::MAX as u64 / 2)
             } else {
                 self.size
             };

@@ -16,7 +16,9 @@ pub const MODEL: AppModel = AppModel {
     name: "reply",
     doc: "answers each message delivered on flow `to` with `size` bytes (a controller's reply)",
     params: PARAMS,
-    build: |p: &Params, start, stop, _rng| Box::new(Reply { to: p.uint("to") as u32, size: p.uint("size"), start, stop }),
+    build: |p: &Params, start, stop, _rng| {
+        Box::new(Reply { to: p.uint("to") as u32, size: p.uint("size"), start, stop })
+    },
 };
 
 /// Writes one message per message delivered on flow `to`, between its start and stop times.

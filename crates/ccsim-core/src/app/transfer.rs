@@ -59,7 +59,10 @@ fn size_dist(p: &Params) -> Result<Dist, (&'static str, String)> {
         "uniform" => {
             let lo = p.uint("size_min") as f64;
             if lo > mean {
-                return Err(("size_min", format!("must be at most size ({mean} B) for a uniform of mean size, got {lo} B")));
+                return Err((
+                    "size_min",
+                    format!("must be at most size ({mean} B) for a uniform of mean size, got {lo} B"),
+                ));
             }
             Ok(Dist::Uniform { lo, hi: 2.0 * mean - lo })
         }
@@ -155,7 +158,8 @@ mod tests {
         let n = 20_000;
         let size = ("size", ParamValue::Int(100_000));
         // Uniform on [20 000, 180 000]: sd 160 000 / sqrt(12) = 46 188.
-        let u = sizes(&[size, ("distribution", ParamValue::name("uniform")), ("size_min", ParamValue::Int(20_000))], 1, n);
+        let u =
+            sizes(&[size, ("distribution", ParamValue::name("uniform")), ("size_min", ParamValue::Int(20_000))], 1, n);
         assert!(u.iter().all(|&s| (20_000..=180_000).contains(&s)));
         assert!((mean(&u) - 100_000.0).abs() < 5.0 * 46_188.0 / (n as f64).sqrt(), "{}", mean(&u));
         // Exponential: sd = mean.
@@ -197,7 +201,8 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(check(&p, "flows[0].app").unwrap_err().field, "flows[0].app.size_min");
-        let err = params(&[("size", ParamValue::Int(10)), ("distribution", ParamValue::name("lognormal"))]).unwrap_err();
+        let err =
+            params(&[("size", ParamValue::Int(10)), ("distribution", ParamValue::name("lognormal"))]).unwrap_err();
         assert_eq!(err.field, "flows[0].app.distribution");
     }
 }

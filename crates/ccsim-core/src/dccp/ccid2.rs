@@ -526,7 +526,7 @@ mod tests {
         assert_eq!(stats.timeouts, 1);
         assert_eq!(s.send_time(), Some(0));
         assert_eq!(s.rto(), 2 * cfg().initial_rto); // backed off
-        // A late ACK for the forgotten packets changes nothing.
+                                                    // A late ACK for the forgotten packets changes nothing.
         s.on_ack(deadline + MS, &ack(0, 5, &[0, 1, 2, 3, 4, 5], &[], 10 * MS), &mut stats);
         assert_eq!((s.cwnd(), s.pipe()), (1, 0));
     }
@@ -578,7 +578,7 @@ mod tests {
         assert!(r.on_timer(240 * MS));
         r.fill_ack(240 * MS, &mut a);
         assert_eq!(AckVector::from_words(options(&a)).received, 0b1101); // 3, (2 missing), 1, 0
-        // A CE-marked packet is reported marked.
+                                                                         // A CE-marked packet is reported marked.
         let mut m = data(4, 1);
         m.ecn = Ecn::Ce;
         assert!(r.on_data(250 * MS, &m));
@@ -605,7 +605,8 @@ mod tests {
         assert!(stats.fast_recoveries > 10, "{}", stats.fast_recoveries);
         // Delivered packets are exactly the sent ones the network did not drop (and that had
         // time to arrive).
-        let expected: Vec<u64> = trace.data.iter().filter(|p| !lost(p.seq) && p.ts + delay <= end).map(|p| p.seq).collect();
+        let expected: Vec<u64> =
+            trace.data.iter().filter(|p| !lost(p.seq) && p.ts + delay <= end).map(|p| p.seq).collect();
         assert_eq!(trace.delivered, expected);
         assert!(s.ccid2().unwrap().pipe() <= s.ccid2().unwrap().cwnd());
     }

@@ -708,7 +708,14 @@ mod tests {
     }
 
     fn rx_data(seq: u64, ccval: u8, rtt_us: u32) -> Packet {
-        let mut p = Packet { kind: Kind::DccpData, seq, payload: 1000, window: ccval as u32, ts: seq * MS, ..Packet::default() };
+        let mut p = Packet {
+            kind: Kind::DccpData,
+            seq,
+            payload: 1000,
+            window: ccval as u32,
+            ts: seq * MS,
+            ..Packet::default()
+        };
         set_options(&mut p, [rtt_us, 0, 0, 0, 0, 0]);
         p
     }
@@ -764,9 +771,9 @@ mod tests {
         assert_eq!(feedbacks, vec![0, 100, 114]);
         let l = r.history().lengths();
         assert_eq!(l[0], 5.0); // I_0: 110 ..= 114
-        // The first interval is synthesised (RFC 5348 §6.3.1): the equation at p = 1/I_1 gives
-        // the receive rate, the larger of the 12 000 B since the feedback at 100 ms over
-        // R = 0.1 s and the 100 000 B over 0.1 s reported then: 1e6 B/s.
+                               // The first interval is synthesised (RFC 5348 §6.3.1): the equation at p = 1/I_1 gives
+                               // the receive rate, the larger of the 12 000 B since the feedback at 100 ms over
+                               // R = 0.1 s and the 100 000 B over 0.1 s reported then: 1e6 B/s.
         assert!((x_bps(1000.0, 0.1, 1.0 / l[1]) / 1e6 - 1.0).abs() < 1e-6, "{l:?}");
         assert!((r.p() - 1.0 / l[1]).abs() < 1e-15);
         assert_eq!(options(&fb)[0], l[1].ceil() as u32);

@@ -188,7 +188,13 @@ impl DccpConfig {
 }
 
 /// The sender and receiver of DCCP flow `flow` from host `src` to host `dst`.
-pub fn endpoints(flow: u32, src: u32, dst: u32, p: &Params, app: Box<dyn Application>) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
+pub fn endpoints(
+    flow: u32,
+    src: u32,
+    dst: u32,
+    p: &Params,
+    app: Box<dyn Application>,
+) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
     let cfg = DccpConfig::from_params(p);
     (Box::new(DccpSender::new(flow, dst, cfg.clone(), app)), Box::new(DccpReceiver::new(flow, src, cfg)))
 }
@@ -377,7 +383,18 @@ impl DccpSender {
             3 => TxCcid::Three(Ccid3Sender::new(&cfg)),
             _ => TxCcid::Two(Ccid2Sender::new(&cfg)),
         };
-        DccpSender { flow, dst, cfg, app, tx, queue: VecDeque::new(), queued_bytes: 0, backlog: false, closed: false, next_seq: 0 }
+        DccpSender {
+            flow,
+            dst,
+            cfg,
+            app,
+            tx,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            backlog: false,
+            closed: false,
+            next_seq: 0,
+        }
     }
 
     fn has_data(&self) -> bool {
@@ -748,7 +765,10 @@ pub(crate) mod tests {
         let mut stats = FlowStats::default();
         let mut cx = Cx { now: 0, out: &mut out, stats: &mut stats, messages: &mut ledger };
         s.try_send(&mut cx); // initial window 3 packets
-        assert_eq!(out.iter().map(|p| (p.seq, p.payload, p.size)).collect::<Vec<_>>(), vec![(0, 300, 336), (1, 1000, 1036), (2, 1000, 1036)]);
+        assert_eq!(
+            out.iter().map(|p| (p.seq, p.payload, p.size)).collect::<Vec<_>>(),
+            vec![(0, 300, 336), (1, 1000, 1036), (2, 1000, 1036)]
+        );
         assert_eq!(s.queued_bytes, 500);
         assert!(out.iter().all(|p| p.kind == Kind::DccpData && p.window == 2));
     }

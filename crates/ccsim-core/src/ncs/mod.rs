@@ -208,8 +208,8 @@ pub struct ControlLoop {
 impl ControlLoop {
     /// Build loop `id` from its spec; `field` names it in errors (`control[i]`).
     pub fn new(spec: &ControlLoopSpec, id: usize, warmup: Time, field: &str) -> Result<ControlLoop, ConfigError> {
-        let plant =
-            Plant::from_tf(&spec.plant_num, &spec.plant_den).map_err(|m| ConfigError::new(format!("{field}.plant_den"), m))?;
+        let plant = Plant::from_tf(&spec.plant_num, &spec.plant_den)
+            .map_err(|m| ConfigError::new(format!("{field}.plant_den"), m))?;
         if spec.period_ns == 0 {
             return Err(ConfigError::new(format!("{field}.period_ns"), "the sampling period must be positive"));
         }
@@ -456,7 +456,12 @@ fn take_message<T: Copy>(queue: &mut VecDeque<(u64, T)>, index: u64) -> Option<T
     None
 }
 
-fn find_model<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: &str) -> Result<&'a M, ConfigError> {
+fn find_model<'a, M>(
+    models: &'a [M],
+    name: &str,
+    key: fn(&M) -> &'static str,
+    field: &str,
+) -> Result<&'a M, ConfigError> {
     models.iter().find(|m| key(m) == name).ok_or_else(|| {
         let known: Vec<&str> = models.iter().map(key).collect();
         ConfigError::new(field, format!("unknown '{name}'; registered: {}", known.join(", ")))
@@ -487,7 +492,10 @@ pub fn build_loops(cfg: &Config) -> Result<(Vec<ControlLoop>, FlowRoles), Config
                     if flow.app.kind != NCS_APP {
                         return Err(ConfigError::new(
                             format!("{field}.{key}"),
-                            format!("flow {f} runs the '{}' application; a control loop's flows run '{NCS_APP}'", flow.app.kind),
+                            format!(
+                                "flow {f} runs the '{}' application; a control loop's flows run '{NCS_APP}'",
+                                flow.app.kind
+                            ),
                         ));
                     }
                     if let Some((other, _)) = roles[f as usize] {

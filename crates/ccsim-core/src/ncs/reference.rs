@@ -59,8 +59,11 @@ pub static REFERENCES: &[ReferenceModel] = &[
         params: SQUARE_PARAMS,
         build: |p| {
             let period = p.uint("period").max(2);
-            let (first, second) =
-                if p.bool("high_first") { (p.float("high"), p.float("low")) } else { (p.float("low"), p.float("high")) };
+            let (first, second) = if p.bool("high_first") {
+                (p.float("high"), p.float("low"))
+            } else {
+                (p.float("low"), p.float("high"))
+            };
             let split = ((p.float("duty") * period as f64).round() as Time).min(period);
             Box::new(Square { first, second, period, split })
         },
@@ -140,7 +143,10 @@ mod tests {
     #[test]
     fn paper_square_wave_alternates_every_second_and_reports_its_edges() {
         let r = build("square", &[]);
-        assert_eq!((r.value(0), r.value(999 * MS), r.value(SEC), r.value(2 * SEC - 1), r.value(2 * SEC)), (2.0, 2.0, 1.0, 1.0, 2.0));
+        assert_eq!(
+            (r.value(0), r.value(999 * MS), r.value(SEC), r.value(2 * SEC - 1), r.value(2 * SEC)),
+            (2.0, 2.0, 1.0, 1.0, 2.0)
+        );
         assert_eq!(r.next_change(0), Some(SEC));
         assert_eq!(r.next_change(SEC), Some(2 * SEC));
         assert_eq!(r.next_change(2 * SEC - 1), Some(2 * SEC));

@@ -100,6 +100,10 @@ mod tests {
         assert_eq!(align_of::<LinkDir>(), 64);
         let queue = offset_of!(LinkDir, queue);
         assert!(offset_of!(LinkDir, tx_pending) < queue && offset_of!(LinkDir, busy_ns) < queue);
-        assert!(queue + Queue::PASS_THROUGH_BYTES <= 2 * 64, "queue at {queue}, its hot part {} bytes", Queue::PASS_THROUGH_BYTES);
+        assert!(
+            queue + Queue::PASS_THROUGH_BYTES <= 2 * 64,
+            "queue at {queue}, its hot part {} bytes",
+            Queue::PASS_THROUGH_BYTES
+        );
     }
 }

@@ -188,7 +188,8 @@ mod tests {
             prev = (a + delay + draws[k]).max(prev);
             expected.push((prev, k as u64));
         }
-        let mut stage = Processing::new(delay, Dist::Uniform { lo: 0.0, hi: jitter as f64 }, Rng::stream(5, Stream::Node(2)));
+        let mut stage =
+            Processing::new(delay, Dist::Uniform { lo: 0.0, hi: jitter as f64 }, Rng::stream(5, Stream::Node(2)));
         assert_eq!(run(&mut stage, &arrivals), expected);
         // The trace exercises both branches of the max: some packet waits for its predecessor.
         assert!(arrivals.iter().zip(&draws).zip(&expected).any(|((&a, &x), &(r, _))| r > a + delay + x));
@@ -230,7 +231,8 @@ mod tests {
         };
         let none = resolve(&[]).unwrap();
         assert!(Processing::from_params(&none, Rng::stream(1, Stream::Node(0))).is_none(), "all zero: no stage");
-        let exp = resolve(&[("jitter", ParamValue::Int(10)), ("distribution", ParamValue::name("exponential"))]).unwrap();
+        let exp =
+            resolve(&[("jitter", ParamValue::Int(10)), ("distribution", ParamValue::name("exponential"))]).unwrap();
         let stage = Processing::from_params(&exp, Rng::stream(1, Stream::Node(0))).unwrap();
         assert_eq!(stage.jitter, Dist::Exponential { mean: 10.0 });
         let err = resolve(&[("distribution", ParamValue::name("normal"))]).unwrap_err();

@@ -87,8 +87,7 @@ impl Routes {
         for &(l, w) in out_links.iter().flatten() {
             far_end[l as usize] = w;
         }
-        let single: Vec<u32> =
-            out_links.iter().map(|l| if l.len() == 1 { l[0].0 } else { NO_ROUTE }).collect();
+        let single: Vec<u32> = out_links.iter().map(|l| if l.len() == 1 { l[0].0 } else { NO_ROUTE }).collect();
         let multi: Vec<usize> = (0..n).filter(|&v| out_links[v].len() > 1).collect();
         let mut table: Vec<Vec<u32>> = vec![Vec::new(); n];
         for &v in &multi {
@@ -103,8 +102,10 @@ impl Routes {
                 in_links[w as usize].push((l, v as u32));
             }
         }
-        let counted_in: Vec<Vec<u32>> =
-            in_links.iter().map(|ins| ins.iter().filter(|&&(_, v)| counted(v as usize)).map(|&(_, v)| v).collect()).collect();
+        let counted_in: Vec<Vec<u32>> = in_links
+            .iter()
+            .map(|ins| ins.iter().filter(|&&(_, v)| counted(v as usize)).map(|&(_, v)| v).collect())
+            .collect();
         // Per node with a table: its links to routers.
         let to_routers: Vec<Vec<(u32, u32)>> = (0..n)
             .map(|v| {
@@ -144,7 +145,8 @@ impl Routes {
                 if v == dst {
                     continue;
                 }
-                table[v][c] = to_routers[v].iter().filter(|&&(_, w)| closer(v, w)).map(|&(l, _)| l).min().unwrap_or(NO_ROUTE);
+                table[v][c] =
+                    to_routers[v].iter().filter(|&&(_, w)| closer(v, w)).map(|&(l, _)| l).min().unwrap_or(NO_ROUTE);
             }
             // Direct links to the destination (one hop closer when the node is one hop away).
             for &(l, v) in &in_links[dst] {
@@ -264,7 +266,11 @@ mod tests {
             let r = Routes::compute(&out, &forwards, &(0..out.len() as u32).collect::<Vec<_>>());
             for node in 0..n {
                 for dst in 0..n {
-                    assert_eq!(r.next_link(node as u32, dst as u32), by_definition(&out, &forwards, node, dst), "{node} -> {dst} in {out:?}, routers {forwards:?}");
+                    assert_eq!(
+                        r.next_link(node as u32, dst as u32),
+                        by_definition(&out, &forwards, node, dst),
+                        "{node} -> {dst} in {out:?}, routers {forwards:?}"
+                    );
                 }
             }
         }
@@ -272,7 +278,12 @@ mod tests {
 
     /// A walk from `from` to `to` by the definition's next hops, or `None` when it fails or
     /// goes round.
-    fn walk_by_definition(out_links: &[Vec<(u32, u32)>], forwards: &[bool], from: usize, to: usize) -> Option<Vec<u32>> {
+    fn walk_by_definition(
+        out_links: &[Vec<(u32, u32)>],
+        forwards: &[bool],
+        from: usize,
+        to: usize,
+    ) -> Option<Vec<u32>> {
         let far_end = |l: u32| out_links.iter().flatten().find(|&&(k, _)| k == l).map(|&(_, w)| w as usize);
         let links: usize = out_links.iter().map(Vec::len).sum();
         let (mut node, mut hops) = (from, Vec::new());
@@ -306,7 +317,11 @@ mod tests {
             for from in 0..n {
                 for to in 0..n {
                     let path = r.path(from as u32, to as u32);
-                    assert_eq!(path, walk_by_definition(&out, &forwards, from, to), "{from} -> {to} in {ends:?}, routers {forwards:?}");
+                    assert_eq!(
+                        path,
+                        walk_by_definition(&out, &forwards, from, to),
+                        "{from} -> {to} in {ends:?}, routers {forwards:?}"
+                    );
                     if let Some(hops) = path.filter(|h| !h.is_empty()) {
                         connected += 1;
                         // The walk is joined up: link 2 i runs from ends[i].0 to ends[i].1,
@@ -332,14 +347,22 @@ mod tests {
         // must never be used for transit (link r1-h6-r2 would be a shortcut through a host).
         // Links (directed): index = position.
         let links = [
-            (0, 1), (1, 0), // 0,1: h0-r1
-            (1, 2), (2, 1), // 2,3: r1-r2
-            (2, 3), (3, 2), // 4,5: r2-h3
-            (1, 4), (4, 1), // 6,7
-            (4, 5), (5, 4), // 8,9
-            (5, 2), (2, 5), // 10,11
-            (1, 6), (6, 1), // 12,13: r1-h6
-            (6, 2), (2, 6), // 14,15: h6-r2
+            (0, 1),
+            (1, 0), // 0,1: h0-r1
+            (1, 2),
+            (2, 1), // 2,3: r1-r2
+            (2, 3),
+            (3, 2), // 4,5: r2-h3
+            (1, 4),
+            (4, 1), // 6,7
+            (4, 5),
+            (5, 4), // 8,9
+            (5, 2),
+            (2, 5), // 10,11
+            (1, 6),
+            (6, 1), // 12,13: r1-h6
+            (6, 2),
+            (2, 6), // 14,15: h6-r2
         ];
         let mut out = vec![Vec::new(); 7];
         for (i, &(a, b)) in links.iter().enumerate() {
@@ -393,15 +416,18 @@ mod tests {
         assert_eq!(
             flow_paths(&cfg).unwrap(),
             vec![
-                vec![0, 2, 4],     // h0 -> r1 -> r2 -> h3, the direct way
-                vec![5, 3, 1],     // back
-                vec![10, 8, 4],    // h5 -> r4 -> r2 -> h3
-                vec![],            // h6 is not connected to h0
-                vec![12],          // one link, no router needed
+                vec![0, 2, 4],  // h0 -> r1 -> r2 -> h3, the direct way
+                vec![5, 3, 1],  // back
+                vec![10, 8, 4], // h5 -> r4 -> r2 -> h3
+                vec![],         // h6 is not connected to h0
+                vec![12],       // one link, no router needed
             ]
         );
         cfg.flows[0].dst = 8;
         let err = flow_paths(&cfg).unwrap_err();
-        assert_eq!((err.field.as_str(), err.message.as_str()), ("flows[0].dst", "node index 8 does not exist (8 nodes)"));
+        assert_eq!(
+            (err.field.as_str(), err.message.as_str()),
+            ("flows[0].dst", "node index 8 does not exist (8 nodes)")
+        );
     }
 }

@@ -615,8 +615,7 @@ mod tests {
         assert!(!drops.is_empty());
         assert!(marks.iter().all(|e| e.flow == 1), "only ECT packets are marked");
         assert!(drops.iter().all(|e| e.flow == 0), "ECT packets are never dropped");
-        let delivered_ce: Vec<Packet> =
-            h.steps.iter().filter_map(|s| s.out).filter(|p| p.ecn == Ecn::Ce).collect();
+        let delivered_ce: Vec<Packet> = h.steps.iter().filter_map(|s| s.out).filter(|p| p.ecn == Ecn::Ce).collect();
         assert_eq!(delivered_ce.len(), marks.len());
         // Without ECN the same run drops packets of both kinds and marks none.
         let h = run(false);

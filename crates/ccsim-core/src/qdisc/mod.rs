@@ -122,8 +122,11 @@ impl<'a> QdiscCtx<'a> {
                 QueueEventKind::EarlyDrop
             }
         };
-        let notice = (pkt.kind == Kind::TcpData && pkt.flags & FLAG_LN != 0)
-            .then(|| DropNotice { seq: pkt.seq, ts: pkt.ts, header: pkt.size.saturating_sub(pkt.payload) });
+        let notice = (pkt.kind == Kind::TcpData && pkt.flags & FLAG_LN != 0).then(|| DropNotice {
+            seq: pkt.seq,
+            ts: pkt.ts,
+            header: pkt.size.saturating_sub(pkt.payload),
+        });
         self.events.push(QueueEvent { flow: pkt.flow, packet: pkt.kind, seq: pkt.seq, kind, notice });
     }
 
@@ -136,7 +139,13 @@ impl<'a> QdiscCtx<'a> {
         if pkt.ecn != Ecn::Ce {
             pkt.ecn = Ecn::Ce;
             self.marks += 1;
-            self.events.push(QueueEvent { flow: pkt.flow, packet: pkt.kind, seq: pkt.seq, kind: QueueEventKind::Mark, notice: None });
+            self.events.push(QueueEvent {
+                flow: pkt.flow,
+                packet: pkt.kind,
+                seq: pkt.seq,
+                kind: QueueEventKind::Mark,
+                notice: None,
+            });
         }
         true
     }
@@ -624,7 +633,12 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "pass_through on a queue holding packets")]
     fn pass_through_requires_an_empty_queue() {
-        let mut busy = Queue::new("droptail", Box::new(droptail::DropTail::packets(10)), Rng::stream(1, crate::sim::rng::Stream::Queue(0)), 0);
+        let mut busy = Queue::new(
+            "droptail",
+            Box::new(droptail::DropTail::packets(10)),
+            Rng::stream(1, crate::sim::rng::Stream::Queue(0)),
+            0,
+        );
         busy.enqueue(0, pkt(0, 0, 1000), &mut Vec::new());
         let _ = busy.pass_through(0, &mut pkt(0, 1, 1000));
     }
@@ -633,7 +647,12 @@ mod tests {
     fn pass_through_counts_exactly_as_enqueue_then_dequeue() {
         // Oracle: the same arrivals through enqueue + immediate dequeue on a second queue.
         let mk = || {
-            Queue::new("droptail", Box::new(droptail::DropTail::packets(10)), Rng::stream(1, crate::sim::rng::Stream::Queue(0)), 100)
+            Queue::new(
+                "droptail",
+                Box::new(droptail::DropTail::packets(10)),
+                Rng::stream(1, crate::sim::rng::Stream::Queue(0)),
+                100,
+            )
         };
         let (mut fast, mut slow) = (mk(), mk());
         let mut events = Vec::new();
@@ -655,7 +674,12 @@ mod tests {
         assert!(events.is_empty());
         // Not taken: a packet larger than a byte limit (the slow path drops it), a queue that
         // holds packets, and any other discipline.
-        let mut small = Queue::new("droptail", Box::new(droptail::DropTail::new(crate::params::Size::Bytes(500))), Rng::stream(1, crate::sim::rng::Stream::Queue(0)), 0);
+        let mut small = Queue::new(
+            "droptail",
+            Box::new(droptail::DropTail::new(crate::params::Size::Bytes(500))),
+            Rng::stream(1, crate::sim::rng::Stream::Queue(0)),
+            0,
+        );
         let big = pkt(0, 0, 1000);
         let mut left = big;
         assert!(!small.pass_through(0, &mut left));
@@ -663,7 +687,8 @@ mod tests {
         // At the byte limit exactly it fits (0 + 500 <= 500), one byte more it does not.
         assert!(!small.pass_through(0, &mut pkt(0, 1, 501)));
         assert!(small.pass_through(0, &mut pkt(0, 2, 500)));
-        let mut red = queue("red", (red::MODEL.build)(&Params::resolve("q", red::MODEL.params, &Default::default()).unwrap()));
+        let mut red =
+            queue("red", (red::MODEL.build)(&Params::resolve("q", red::MODEL.params, &Default::default()).unwrap()));
         assert!(!red.pass_through(0, &mut pkt(0, 0, 1000)));
         assert_eq!(red.stats.total_in, 0);
     }

@@ -646,7 +646,14 @@ mod tests {
         let horizon = bucket * SLOTS as u64;
         against_a_sorted_list(
             5,
-            &[(0, 3), (0, bucket), (bucket, 40 * bucket), (0, horizon), (horizon - 2 * bucket, horizon + 2 * bucket), (horizon, 5 * horizon)],
+            &[
+                (0, 3),
+                (0, bucket),
+                (bucket, 40 * bucket),
+                (0, horizon),
+                (horizon - 2 * bucket, horizon + 2 * bucket),
+                (horizon, 5 * horizon),
+            ],
         );
     }
 

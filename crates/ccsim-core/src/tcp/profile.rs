@@ -173,14 +173,19 @@ impl Profile {
         let mut settings = Vec::new();
         for s in self.transport {
             let kind = kind_of(crate::tcp::PARAMS, s.param);
-            settings.push(json!({"target": "transport", "param": s.param, "kind": kind, "value": s.value, "source": s.source}));
+            settings.push(
+                json!({"target": "transport", "param": s.param, "kind": kind, "value": s.value, "source": s.source}),
+            );
         }
         if let Some(d) = &self.cc {
-            settings.push(json!({"target": "cc", "param": "kind", "kind": "name", "value": d.kind, "source": d.source}));
+            settings
+                .push(json!({"target": "cc", "param": "kind", "kind": "name", "value": d.kind, "source": d.source}));
             let specs = CCS.iter().find(|m| m.name == d.kind).map_or(&[][..], |m| m.params);
             for s in d.params {
                 let kind = kind_of(specs, s.param);
-                settings.push(json!({"target": "cc", "param": s.param, "kind": kind, "value": s.value, "source": s.source}));
+                settings.push(
+                    json!({"target": "cc", "param": s.param, "kind": kind, "value": s.value, "source": s.source}),
+                );
             }
         }
         json!({"family": "profile", "name": self.name, "doc": self.doc, "params": [], "settings": settings})
@@ -249,7 +254,10 @@ mod tests {
         assert_eq!(e["family"], "profile");
         let settings = e["settings"].as_array().unwrap();
         let min_rto = settings.iter().find(|s| s["param"] == "min_rto").unwrap();
-        assert_eq!((min_rto["target"].as_str(), min_rto["kind"].as_str(), min_rto["value"].as_u64()), (Some("transport"), Some("time"), Some(200 * MS)));
+        assert_eq!(
+            (min_rto["target"].as_str(), min_rto["kind"].as_str(), min_rto["value"].as_u64()),
+            (Some("transport"), Some("time"), Some(200 * MS))
+        );
         let kind = settings.iter().find(|s| s["param"] == "kind").unwrap();
         assert_eq!((kind["target"].as_str(), kind["value"].as_str()), (Some("cc"), Some("cubic")));
         assert!(settings.iter().all(|s| s["kind"].is_string() && s["source"].as_str().is_some_and(|x| !x.is_empty())));

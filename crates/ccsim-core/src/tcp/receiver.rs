@@ -115,7 +115,8 @@ impl TcpReceiver {
         if self.cfg.sack && !self.ooo.is_empty() {
             let mut n = 0;
             // The ranges are sorted by start: a binary search, not a scan of every hole.
-            let recent = self.recent_block.and_then(|s| self.ooo.binary_search_by_key(&s, |r| r.0).ok().map(|i| self.ooo[i]));
+            let recent =
+                self.recent_block.and_then(|s| self.ooo.binary_search_by_key(&s, |r| r.0).ok().map(|i| self.ooo[i]));
             let rest = self.ooo.iter().rev().filter(|r| Some(**r) != recent).copied();
             for (s, e) in recent.into_iter().chain(rest).take(MAX_SACK_BLOCKS) {
                 pkt.sack[n] = SackBlock { start: (s - self.rcv_nxt) as u32, end: (e - self.rcv_nxt) as u32 };
@@ -210,8 +211,8 @@ impl Endpoint for TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::time::MS;
     use crate::messages::MessageLedger;
+    use crate::sim::time::MS;
     use crate::stats::FlowStats;
 
     fn receiver(delack_count: i64) -> TcpReceiver {
@@ -246,7 +247,12 @@ mod tests {
         // A lone segment is acknowledged by the timer.
         assert!(feed(&mut r, data(2, 7), 20, &mut st).is_empty());
         let mut out = vec![];
-        r.on_wakeup(&mut Cx { now: 20 + 200 * MS, out: &mut out, stats: &mut st, messages: &mut MessageLedger::default() });
+        r.on_wakeup(&mut Cx {
+            now: 20 + 200 * MS,
+            out: &mut out,
+            stats: &mut st,
+            messages: &mut MessageLedger::default(),
+        });
         assert_eq!(out[0].ack, 3000);
         assert_eq!(st.bytes_delivered, 3000);
     }
@@ -305,7 +311,12 @@ mod tests {
         assert_eq!((a[0].ack, a[0].flags & FLAG_NC_ECHO), (6000, FLAG_NC_ECHO));
         assert!(feed(&mut r, data(6, 1), 7, &mut st).is_empty());
         let mut out = vec![];
-        r.on_wakeup(&mut Cx { now: 7 + 200 * MS, out: &mut out, stats: &mut st, messages: &mut MessageLedger::default() });
+        r.on_wakeup(&mut Cx {
+            now: 7 + 200 * MS,
+            out: &mut out,
+            stats: &mut st,
+            messages: &mut MessageLedger::default(),
+        });
         assert_eq!(out[0].flags & FLAG_NC_ECHO, 0);
         // The echo is independent of ECE: a CE-marked flagged segment gets both.
         let p = Packet { ecn: Ecn::Ce, ..nc(7) };
@@ -353,7 +364,12 @@ mod tests {
         let p = Packet { flags: FLAG_CWR, ..ce(8) };
         assert!(feed(&mut r, p, 9, &mut st).is_empty());
         let mut out = vec![];
-        r.on_wakeup(&mut Cx { now: 9 + 200 * MS, out: &mut out, stats: &mut st, messages: &mut MessageLedger::default() });
+        r.on_wakeup(&mut Cx {
+            now: 9 + 200 * MS,
+            out: &mut out,
+            stats: &mut st,
+            messages: &mut MessageLedger::default(),
+        });
         assert_eq!((out[0].ack, ece(&out[0])), (9000, true));
     }
 

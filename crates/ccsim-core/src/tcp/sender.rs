@@ -211,13 +211,7 @@ impl Socket for SockView<'_> {
 
 impl TcpSender {
     /// A sender for `flow` towards node `dst`.
-    pub fn new(
-        flow: u32,
-        dst: u32,
-        cfg: TcpConfig,
-        cc: Box<dyn CongestionControl>,
-        app: Box<dyn Application>,
-    ) -> Self {
+    pub fn new(flow: u32, dst: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>, app: Box<dyn Application>) -> Self {
         let st = CcState::new(cfg.mss, cfg.init_cwnd, cfg.init_ssthresh, cfg.rwnd);
         let reno_recovery = cc.fast_recovery() == FastRecovery::Reno;
         let set_nc = cc.marks_non_congestion();
@@ -652,11 +646,8 @@ impl TcpSender {
     fn try_send(&mut self, cx: &mut Cx) {
         let mss = self.cfg.mss as u64;
         // RFC 3042 limited transmit: one new segment for each of the first two dupACKs.
-        let allowance = if !self.cfg.sack && self.recovery == Recovery::Open {
-            self.dupacks.min(2) as u64 * mss
-        } else {
-            0
-        };
+        let allowance =
+            if !self.cfg.sack && self.recovery == Recovery::Open { self.dupacks.min(2) as u64 * mss } else { 0 };
         // Nothing in the loop changes the window; `pipe` is carried along: a new segment adds
         // its length, a retransmission (which also marks the segment lost) is recounted.
         let window = self.st.cwnd + allowance;
@@ -1116,26 +1107,23 @@ mod tests {
         /// Let the sender transmit; returns the sequence numbers sent (in segments).
         fn send(&mut self) -> Vec<u64> {
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
+            let mut cx =
+                Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             self.s.try_send(&mut cx);
             out.iter().map(|p| p.seq / 1000).collect()
         }
 
         /// Deliver an ACK for segment number `ack` (cumulative), with SACK blocks in segments.
         fn ack(&mut self, ack: u64, sack: &[(u64, u64)], ts_echo: Time) -> Vec<u64> {
-            let mut pkt = Packet {
-                kind: Kind::TcpAck,
-                ack: ack * 1000,
-                ts_echo,
-                window: u32::MAX,
-                ..Packet::default()
-            };
+            let mut pkt =
+                Packet { kind: Kind::TcpAck, ack: ack * 1000, ts_echo, window: u32::MAX, ..Packet::default() };
             for (k, &(a, b)) in sack.iter().enumerate() {
                 pkt.sack[k] = SackBlock { start: ((a - ack) * 1000) as u32, end: ((b - ack) * 1000) as u32 };
             }
             pkt.sack_len = sack.len() as u8;
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
+            let mut cx =
+                Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             self.s.on_packet(&pkt, &mut cx);
             out.iter().map(|p| p.seq / 1000).collect()
         }
@@ -1147,7 +1135,8 @@ mod tests {
         fn fire_rto(&mut self) -> Vec<u64> {
             self.now = self.s.rto_deadline.expect("timer armed");
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
+            let mut cx =
+                Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             self.s.on_wakeup(&mut cx);
             out.iter().map(|p| p.seq / 1000).collect()
         }
@@ -1228,7 +1217,7 @@ mod tests {
         h.ack(0, &[], 0);
         h.ack(0, &[], 0);
         assert_eq!(h.ack(0, &[], 0), vec![0]); // 12 outstanding, ssthresh 6, cwnd 9
-        // Five more dupacks (for 5..9 arriving; 10 and 11 were limited transmits... keep simple).
+                                               // Five more dupacks (for 5..9 arriving; 10 and 11 were limited transmits... keep simple).
         for _ in 0..4 {
             h.ack(0, &[], 0);
         }
@@ -1422,8 +1411,8 @@ mod tests {
         assert_eq!(h.send(), vec![0, 1]); // at 0 ms
         h.now = 50 * MS;
         assert_eq!(h.ack(1, &[], 0), vec![2, 3]); // at 50 ms
-        // A delayed ACK for 1 and 2 echoes the timestamp of 1 (sent at 0 ms) but was
-        // triggered by 2 (sent at 50 ms): 120 ms by timestamps, 70 ms for the newest.
+                                                  // A delayed ACK for 1 and 2 echoes the timestamp of 1 (sent at 0 ms) but was
+                                                  // triggered by 2 (sent at 50 ms): 120 ms by timestamps, 70 ms for the newest.
         h.now = 120 * MS;
         assert_eq!(h.ack(3, &[], 0), vec![4, 5, 6, 7]);
         // 3 is lost; the SACKs for 4..7 mark it lost and it is retransmitted at 130 ms. The
@@ -1592,8 +1581,8 @@ mod tests {
         assert_eq!(h.s.rto(), 1_000_000_000);
         let flight = h.s.flight_size();
         assert_eq!(flight, 5000); // 1..5 (cwnd grew to 5)
-        // Nothing more arrives. First timeout: ssthresh = max(5000/2, 2000) = 2500,
-        // cwnd = 1 MSS, the first unacked segment is resent, RTO doubles.
+                                  // Nothing more arrives. First timeout: ssthresh = max(5000/2, 2000) = 2500,
+                                  // cwnd = 1 MSS, the first unacked segment is resent, RTO doubles.
         let t0 = h.now;
         assert_eq!(h.fire_rto(), vec![1]);
         assert_eq!(h.now - t0, 1_000_000_000);
@@ -1644,7 +1633,10 @@ mod tests {
             .flat_map(|a| {
                 let mut out = Vec::new();
                 let ack = Packet { kind: Kind::TcpAck, ack: a * 1000, window: u32::MAX, ..Packet::default() };
-                h.s.on_packet(&ack, &mut Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() });
+                h.s.on_packet(
+                    &ack,
+                    &mut Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() },
+                );
                 out
             })
             .collect();
@@ -1675,7 +1667,9 @@ mod tests {
 
     #[test]
     #[cfg_attr(not(debug_assertions), ignore = "invariants are checked in debug builds")]
-    #[should_panic(expected = "invariant violated at t=0 ns in flow 0 (TCP sender, after cc.on_ack): cwnd 999 B below its floor 1000 B")]
+    #[should_panic(
+        expected = "invariant violated at t=0 ns in flow 0 (TCP sender, after cc.on_ack): cwnd 999 B below its floor 1000 B"
+    )]
     fn an_algorithm_shrinking_the_window_below_one_segment_fails_loudly() {
         let mut h = Harness::with_cc(2, false, Box::new(Collapse(999)));
         h.send();

@@ -48,7 +48,7 @@
 //!   2, 4, 1; ns-2, which the paper used, defaults to 1, 3, 1).
 
 use super::vegas::{self, VegasConfig, VegasCore};
-use super::{Ack, CcModel, CcState, CongestionControl, Congestion};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::time::{secs, Time};
 
@@ -61,20 +61,60 @@ pub const THETA1: f64 = -0.95108;
 
 /// Declared parameters.
 pub static PARAMS: &[ParamSpec] = &[
-    ParamSpec::new("alpha", ParamKind::Float, Some(ParamValue::Float(2.0)), "lower bound of the backlog N in packets (as Vegas; not given by the paper)")
-        .range(-1e6, 1e6),
-    ParamSpec::new("beta", ParamKind::Float, Some(ParamValue::Float(4.0)), "upper bound of the backlog N in packets (as Vegas; not given by the paper)")
-        .range(-1e6, 1e6),
-    ParamSpec::new("gamma", ParamKind::Float, Some(ParamValue::Float(1.0)), "backlog N in packets above which slow start ends (as Vegas)")
-        .range(-1e6, 1e6),
-    ParamSpec::new("paper_slow_start", ParamKind::Bool, Some(ParamValue::Bool(true)), "slow start doubles cwnd every other RTT (Vegas paper); false: every RTT"),
-    ParamSpec::new("phi1", ParamKind::Float, Some(ParamValue::Float(PHI1)), "AR(1) coefficient of the differenced RTT (paper eq. 24: -0.36251)")
-        .range(-10.0, 10.0),
-    ParamSpec::new("phi2", ParamKind::Float, Some(ParamValue::Float(PHI2)), "AR(2) coefficient of the differenced RTT (paper eq. 24: 0.17573)")
-        .range(-10.0, 10.0),
-    ParamSpec::new("theta1", ParamKind::Float, Some(ParamValue::Float(THETA1)), "MA(1) coefficient, polynomial 1 + theta1 B (paper eq. 24: -0.95108)")
-        .range(-10.0, 10.0),
-    ParamSpec::new("eq33", ParamKind::Bool, Some(ParamValue::Bool(true)), "N = (cwnd/ARTT - cwnd/RTT)(ARTT - baseRTT) (paper eq. 33); false: Vegas's N = cwnd (1 - baseRTT/ARTT)"),
+    ParamSpec::new(
+        "alpha",
+        ParamKind::Float,
+        Some(ParamValue::Float(2.0)),
+        "lower bound of the backlog N in packets (as Vegas; not given by the paper)",
+    )
+    .range(-1e6, 1e6),
+    ParamSpec::new(
+        "beta",
+        ParamKind::Float,
+        Some(ParamValue::Float(4.0)),
+        "upper bound of the backlog N in packets (as Vegas; not given by the paper)",
+    )
+    .range(-1e6, 1e6),
+    ParamSpec::new(
+        "gamma",
+        ParamKind::Float,
+        Some(ParamValue::Float(1.0)),
+        "backlog N in packets above which slow start ends (as Vegas)",
+    )
+    .range(-1e6, 1e6),
+    ParamSpec::new(
+        "paper_slow_start",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(true)),
+        "slow start doubles cwnd every other RTT (Vegas paper); false: every RTT",
+    ),
+    ParamSpec::new(
+        "phi1",
+        ParamKind::Float,
+        Some(ParamValue::Float(PHI1)),
+        "AR(1) coefficient of the differenced RTT (paper eq. 24: -0.36251)",
+    )
+    .range(-10.0, 10.0),
+    ParamSpec::new(
+        "phi2",
+        ParamKind::Float,
+        Some(ParamValue::Float(PHI2)),
+        "AR(2) coefficient of the differenced RTT (paper eq. 24: 0.17573)",
+    )
+    .range(-10.0, 10.0),
+    ParamSpec::new(
+        "theta1",
+        ParamKind::Float,
+        Some(ParamValue::Float(THETA1)),
+        "MA(1) coefficient, polynomial 1 + theta1 B (paper eq. 24: -0.95108)",
+    )
+    .range(-10.0, 10.0),
+    ParamSpec::new(
+        "eq33",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(true)),
+        "N = (cwnd/ARTT - cwnd/RTT)(ARTT - baseRTT) (paper eq. 33); false: Vegas's N = cwnd (1 - baseRTT/ARTT)",
+    ),
 ];
 
 /// Registration.
@@ -254,7 +294,12 @@ mod tests {
     /// samples and ACKs, one ACK per segment, asserting after every ACK that windows,
     /// thresholds and round decisions are identical. `rtt(r, k)` is the k-th sample of the
     /// r-th window. Returns the decisions taken.
-    fn lockstep(ca: &mut CaArtt, vegas_core: VegasCore, rtt: impl Fn(u64, u64) -> Time, rounds: u64) -> Vec<vegas::Decision> {
+    fn lockstep(
+        ca: &mut CaArtt,
+        vegas_core: VegasCore,
+        rtt: impl Fn(u64, u64) -> Time,
+        rounds: u64,
+    ) -> Vec<vegas::Decision> {
         let mut vegas = Vegas::new(VegasConfig::default());
         vegas.core = vegas_core;
         let (mut a, mut b) = (state(10, 1_000_000), state(10, 1_000_000));
@@ -307,7 +352,13 @@ mod tests {
         let core = VegasCore::new(VegasConfig::default());
         let decisions = lockstep(&mut ca, core, |r, k| wave(if k == 0 { r.saturating_sub(1) } else { r }), 60);
         // The script exercised every branch of the rule.
-        for d in [vegas::Decision::SlowStart, vegas::Decision::ExitSlowStart, vegas::Decision::Increase, vegas::Decision::Decrease, vegas::Decision::Hold] {
+        for d in [
+            vegas::Decision::SlowStart,
+            vegas::Decision::ExitSlowStart,
+            vegas::Decision::Increase,
+            vegas::Decision::Decrease,
+            vegas::Decision::Hold,
+        ] {
             assert!(decisions.contains(&d), "{d:?} never taken: {decisions:?}");
         }
     }

@@ -64,16 +64,41 @@ const MIN_SAMPLES: u32 = 3;
 
 /// Declared parameters.
 pub static PARAMS: &[ParamSpec] = &[
-    ParamSpec::new("alpha", ParamKind::Float, Some(ParamValue::Float(ALPHA)), "dwnd increase factor alpha (draft: 1/8)")
-        .range(0.0, 10.0),
-    ParamSpec::new("beta", ParamKind::Float, Some(ParamValue::Float(BETA)), "window decrease factor beta on loss (draft: 1/2)")
-        .range(0.0, 0.99),
-    ParamSpec::new("k", ParamKind::Float, Some(ParamValue::Float(K)), "exponent k of the dwnd increase alpha win^k (draft: 0.75)")
-        .range(0.0, 2.0),
-    ParamSpec::new("eta", ParamKind::Float, Some(ParamValue::Float(ETA)), "dwnd decrease per packet of estimated backlog (draft: 1)")
-        .range(0.0, 10.0),
-    ParamSpec::new("gamma", ParamKind::Float, Some(ParamValue::Float(GAMMA)), "backlog threshold gamma in packets (draft: 30)")
-        .range(0.0, 1e6),
+    ParamSpec::new(
+        "alpha",
+        ParamKind::Float,
+        Some(ParamValue::Float(ALPHA)),
+        "dwnd increase factor alpha (draft: 1/8)",
+    )
+    .range(0.0, 10.0),
+    ParamSpec::new(
+        "beta",
+        ParamKind::Float,
+        Some(ParamValue::Float(BETA)),
+        "window decrease factor beta on loss (draft: 1/2)",
+    )
+    .range(0.0, 0.99),
+    ParamSpec::new(
+        "k",
+        ParamKind::Float,
+        Some(ParamValue::Float(K)),
+        "exponent k of the dwnd increase alpha win^k (draft: 0.75)",
+    )
+    .range(0.0, 2.0),
+    ParamSpec::new(
+        "eta",
+        ParamKind::Float,
+        Some(ParamValue::Float(ETA)),
+        "dwnd decrease per packet of estimated backlog (draft: 1)",
+    )
+    .range(0.0, 10.0),
+    ParamSpec::new(
+        "gamma",
+        ParamKind::Float,
+        Some(ParamValue::Float(GAMMA)),
+        "backlog threshold gamma in packets (draft: 30)",
+    )
+    .range(0.0, 1e6),
     ParamSpec::new(
         "low_window",
         ParamKind::Int,

@@ -66,18 +66,38 @@ const MAX_CWND: f64 = 1e15;
 
 /// Declared parameters.
 pub static PARAMS: &[ParamSpec] = &[
-    ParamSpec::new("c", ParamKind::Float, Some(ParamValue::Float(C)), "cubic scaling constant C, segments/s^3 (RFC 9438 §5.1: 0.4)")
-        .range(1e-3, 100.0),
-    ParamSpec::new("beta", ParamKind::Float, Some(ParamValue::Float(BETA)), "multiplicative decrease factor beta_cubic (RFC 9438 §4.6: 0.7)")
-        .range(0.05, 0.99),
+    ParamSpec::new(
+        "c",
+        ParamKind::Float,
+        Some(ParamValue::Float(C)),
+        "cubic scaling constant C, segments/s^3 (RFC 9438 §5.1: 0.4)",
+    )
+    .range(1e-3, 100.0),
+    ParamSpec::new(
+        "beta",
+        ParamKind::Float,
+        Some(ParamValue::Float(BETA)),
+        "multiplicative decrease factor beta_cubic (RFC 9438 §4.6: 0.7)",
+    )
+    .range(0.05, 0.99),
     ParamSpec::new(
         "tcp_friendliness",
         ParamKind::Bool,
         Some(ParamValue::Bool(true)),
         "Reno-friendly region (RFC 9438 §4.3); false as in add-on CUBICs that lacked it",
     ),
-    ParamSpec::new("fast_convergence", ParamKind::Bool, Some(ParamValue::Bool(true)), "fast convergence (RFC 9438 §4.7)"),
-    ParamSpec::new("hystart", ParamKind::Bool, Some(ParamValue::Bool(false)), "HyStart++ for the initial slow start (RFC 9406)"),
+    ParamSpec::new(
+        "fast_convergence",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(true)),
+        "fast convergence (RFC 9438 §4.7)",
+    ),
+    ParamSpec::new(
+        "hystart",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(false)),
+        "HyStart++ for the initial slow start (RFC 9406)",
+    ),
 ];
 
 /// Registration.
@@ -146,7 +166,13 @@ impl Cubic {
 
     /// From validated parameters.
     pub fn from_params(p: &Params) -> Self {
-        Self::new(p.float("c"), p.float("beta"), p.bool("tcp_friendliness"), p.bool("fast_convergence"), p.bool("hystart"))
+        Self::new(
+            p.float("c"),
+            p.float("beta"),
+            p.bool("tcp_friendliness"),
+            p.bool("fast_convergence"),
+            p.bool("hystart"),
+        )
     }
 
     /// `W_max` in segments.
@@ -258,11 +284,7 @@ impl CongestionControl for Cubic {
         let mss = st.mss as u64;
         let cwnd = st.cwnd as f64 / mss as f64;
         // §4.7 fast convergence, on the window before the reduction.
-        self.w_max = if self.fast_convergence && cwnd < self.w_max {
-            cwnd * (1.0 + self.beta) / 2.0
-        } else {
-            cwnd
-        };
+        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
         // The next congestion-avoidance ACK starts a new stage with the reduced window.
         self.t_epoch = None;

@@ -31,14 +31,24 @@
 //! - `g = 1/16`: RFC 8257 §3.3 only bounds it (0 < g < 1); the SIGCOMM paper's experiments,
 //!   Linux (`dctcp_shift_g = 4`) and ns-3 (`DctcpShiftG` 0.0625) use 1/16.
 
-use super::{reno_increase, Ack, CcModel, CcState, CongestionControl, Congestion, EcnFeedback, TransportNeeds};
+use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, TransportNeeds};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 
 /// Declared parameters.
 pub static PARAMS: &[ParamSpec] = &[
-    ParamSpec::new("g", ParamKind::Float, Some(ParamValue::Float(1.0 / 16.0)), "EWMA gain of alpha (Alizadeh et al. 2010, Linux dctcp_shift_g = 4, ns-3: 1/16)")
-        .range(1e-6, 1.0),
-    ParamSpec::new("alpha_init", ParamKind::Prob, Some(ParamValue::Float(1.0)), "initial alpha (Linux dctcp_alpha_on_init, ns-3: 1)"),
+    ParamSpec::new(
+        "g",
+        ParamKind::Float,
+        Some(ParamValue::Float(1.0 / 16.0)),
+        "EWMA gain of alpha (Alizadeh et al. 2010, Linux dctcp_shift_g = 4, ns-3: 1/16)",
+    )
+    .range(1e-6, 1.0),
+    ParamSpec::new(
+        "alpha_init",
+        ParamKind::Prob,
+        Some(ParamValue::Float(1.0)),
+        "initial alpha (Linux dctcp_alpha_on_init, ns-3: 1)",
+    ),
 ];
 
 /// Registration.

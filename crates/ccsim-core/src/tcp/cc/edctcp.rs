@@ -41,7 +41,7 @@
 //! - Everything else is DCTCP, including the RFC 8257 receiver and implied ECN.
 
 use super::dctcp::Dctcp;
-use super::{Ack, CcModel, CcState, CongestionControl, Congestion, TransportNeeds};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
@@ -152,11 +152,7 @@ mod tests {
     use crate::tcp::{EcnFeedback, TcpConfig};
 
     fn state() -> CcState {
-        CcState {
-            srtt: Some(12 * MS),
-            min_rtt: Some(10 * MS),
-            ..CcState::new(1000, 10_000, u64::MAX / 4, u64::MAX)
-        }
+        CcState { srtt: Some(12 * MS), min_rtt: Some(10 * MS), ..CcState::new(1000, 10_000, u64::MAX / 4, u64::MAX) }
     }
 
     #[test]
@@ -219,14 +215,16 @@ mod tests {
             let mut given = std::collections::BTreeMap::new();
             given.insert("size".to_string(), ParamValue::Int(10_000));
             let p = Params::resolve("app", transfer::MODEL.params, &given).unwrap();
-            let app: Box<dyn Application> = (transfer::MODEL.build)(&p, 0, None, crate::sim::rng::Rng::stream(0, crate::sim::rng::Stream::App(0)));
+            let app: Box<dyn Application> =
+                (transfer::MODEL.build)(&p, 0, None, crate::sim::rng::Rng::stream(0, crate::sim::rng::Stream::App(0)));
             let s = TcpSender::new(0, 1, cfg, cc, app).with_rng(Rng::stream(seed, Stream::Flow(0)));
             Host { s, stats: FlowStats::default(), now: 0 }
         }
 
         fn call(&mut self, pkt: Option<Packet>) -> Vec<Packet> {
             let mut out = Vec::new();
-            let mut cx = Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
+            let mut cx =
+                Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
             match pkt {
                 Some(p) => self.s.on_packet(&p, &mut cx),
                 None => self.s.on_wakeup(&mut cx),
@@ -240,12 +238,26 @@ mod tests {
 
         /// A router's notice that the copy of segment `seg` sent at `sent` was dropped.
         fn notice(&mut self, seg: u64, sent: Time) -> Vec<u64> {
-            let p = Packet { kind: Kind::TcpAck, seq: seg * 1000, ts: sent, size: 40, flags: FLAG_LOST, ..Packet::default() };
+            let p = Packet {
+                kind: Kind::TcpAck,
+                seq: seg * 1000,
+                ts: sent,
+                size: 40,
+                flags: FLAG_LOST,
+                ..Packet::default()
+            };
             Self::segs(self.call(Some(p)))
         }
 
         fn ack(&mut self, seg: u64, ts_echo: Time) -> Vec<u64> {
-            let p = Packet { kind: Kind::TcpAck, ack: seg * 1000, ts_echo, window: u32::MAX, size: 40, ..Packet::default() };
+            let p = Packet {
+                kind: Kind::TcpAck,
+                ack: seg * 1000,
+                ts_echo,
+                window: u32::MAX,
+                size: 40,
+                ..Packet::default()
+            };
             Self::segs(self.call(Some(p)))
         }
 
@@ -328,7 +340,16 @@ mod tests {
             h.now = 11 * MS;
             let now = h.notice(9, 10 * MS);
             assert_eq!((h.stats.fast_recoveries, h.s.state().ssthresh), (2, 2000), "seed {seed}");
-            let at = if now == vec![9] { 11 * MS } else { h.wake_before(SEC).map(|(t, out)| { assert_eq!(out, vec![9]); t }).unwrap() };
+            let at = if now == vec![9] {
+                11 * MS
+            } else {
+                h.wake_before(SEC)
+                    .map(|(t, out)| {
+                        assert_eq!(out, vec![9]);
+                        t
+                    })
+                    .unwrap()
+            };
             assert_eq!(at, 11 * MS + hold, "seed {seed}");
             holds.insert(hold);
         }

@@ -106,7 +106,7 @@ mod tests {
         let mut cc = Encn::default();
         let mut st = state(4, 8, 64);
         ack(&mut cc, &mut st, false); // leaves slow start: W = 8, BF = 8
-        // (ACKs, echo, W after, BF after), as ANCE's Table 1 test with the echo for Q_E < Q_min.
+                                      // (ACKs, echo, W after, BF after), as ANCE's Table 1 test with the echo for Q_E < Q_min.
         let steps: &[(usize, bool, u64, f64)] = &[
             (7, true, 8, 8.0),
             (1, true, 9, 4.0),

@@ -181,10 +181,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn state(cwnd_segs: u64) -> CcState {
-        CcState {
-            snd_nxt: cwnd_segs * MSS,
-            ..CcState::new(MSS as u32, cwnd_segs * MSS, u64::MAX / 4, u64::MAX)
-        }
+        CcState { snd_nxt: cwnd_segs * MSS, ..CcState::new(MSS as u32, cwnd_segs * MSS, u64::MAX / 4, u64::MAX) }
     }
 
     /// One round: the window in flight is acknowledged one segment per ACK, every ACK with
@@ -226,7 +223,7 @@ mod tests {
         let mut h = HyStartPlusPlus::new();
         let mut st = state(16);
         round(&mut h, &mut st, 100 * MS); // cwnd 32
-        // Threshold: 100 ms / 8 = 12.5 ms. A rise of 12 ms is not enough...
+                                          // Threshold: 100 ms / 8 = 12.5 ms. A rise of 12 ms is not enough...
         round(&mut h, &mut st, 112 * MS); // cwnd 64
         assert_eq!(h.phase(), Phase::SlowStart);
         assert_eq!(st.cwnd, 64 * MSS);
@@ -267,7 +264,7 @@ mod tests {
         let mut st = state(16);
         round(&mut h, &mut st, 100 * MS);
         round(&mut h, &mut st, 120 * MS); // enters CSS: round 1 of CSS_ROUNDS
-        // Rounds 2..=CSS_ROUNDS of CSS.
+                                          // Rounds 2..=CSS_ROUNDS of CSS.
         for _ in 1..CSS_ROUNDS {
             round(&mut h, &mut st, 120 * MS);
             assert_eq!(h.phase(), Phase::Css);

@@ -36,7 +36,7 @@
 //! - At least 2 segments, as RFC 5681's ssthresh.
 //! - ECN is implied (`cc = "jersey"` turns it on): the CW is carried by CE/ECE.
 
-use super::{reno_increase, Ack, CcModel, CcState, CongestionControl, Congestion, TransportNeeds};
+use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds};
 use crate::params::{ParamKind, ParamSpec, ParamValue};
 use crate::sim::time::{secs, Time};
 

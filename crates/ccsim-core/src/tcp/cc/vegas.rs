@@ -49,7 +49,7 @@
 //! [`VegasCore`] holds the machinery (rounds, filters, slow start, the once-per-RTT rule on a
 //! backlog estimate) so that CA-ARTT (`ca_artt.rs`) differs from Vegas only in its estimate.
 
-use super::{reno_increase, Ack, CcModel, CcState, CongestionControl, Congestion};
+use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::time::{secs, Time};
 
@@ -304,21 +304,14 @@ pub(crate) mod tests {
     pub(crate) const MSS: u64 = 1000;
 
     pub(crate) fn state(cwnd_segs: u64, ssthresh_segs: u64) -> CcState {
-        CcState {
-            snd_nxt: cwnd_segs * MSS,
-            ..CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, u64::MAX)
-        }
+        CcState { snd_nxt: cwnd_segs * MSS, ..CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, u64::MAX) }
     }
 
     /// One round trip of a bulk sender: every outstanding segment is acknowledged by its own
     /// ACK carrying `rtt(k)` for the k-th ACK of the round; after each ACK the sender fills
     /// the window with new data (SND.NXT = SND.UNA + cwnd). Returns the cwnd (segments) after
     /// every ACK.
-    pub(crate) fn round(
-        cc: &mut dyn CongestionControl,
-        st: &mut CcState,
-        rtt: impl Fn(u64) -> Time,
-    ) -> Vec<f64> {
+    pub(crate) fn round(cc: &mut dyn CongestionControl, st: &mut CcState, rtt: impl Fn(u64) -> Time) -> Vec<f64> {
         let end = st.snd_nxt;
         let mut k = 0;
         let mut trace = Vec::new();

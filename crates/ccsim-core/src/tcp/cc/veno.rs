@@ -32,23 +32,39 @@
 //! - While the sender recovers after a timeout, Reno's growth applies (Linux turns Veno off
 //!   outside the Open state); the round restarts with fresh samples when recovery ends.
 
-use super::{reno_increase, Ack, CcModel, CcState, CongestionControl, Congestion};
+use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::time::{secs, Time};
 
 /// Declared parameters.
 pub static PARAMS: &[ParamSpec] = &[
-    ParamSpec::new("beta", ParamKind::Float, Some(ParamValue::Float(3.0)), "backlog in packets at or above which the path counts as congested (paper, Linux, ns-3: 3)")
-        .range(0.0, 1e6),
-    ParamSpec::new("random_loss_factor", ParamKind::Float, Some(ParamValue::Float(0.8)), "ssthresh = factor * cwnd after a loss taken as random (paper, Linux: 4/5)")
-        .range(0.0, 1.0),
-    ParamSpec::new("use_srtt", ParamKind::Bool, Some(ParamValue::Bool(false)), "N from the smoothed RTT; false: from the minimum RTT of the last round trip"),
+    ParamSpec::new(
+        "beta",
+        ParamKind::Float,
+        Some(ParamValue::Float(3.0)),
+        "backlog in packets at or above which the path counts as congested (paper, Linux, ns-3: 3)",
+    )
+    .range(0.0, 1e6),
+    ParamSpec::new(
+        "random_loss_factor",
+        ParamKind::Float,
+        Some(ParamValue::Float(0.8)),
+        "ssthresh = factor * cwnd after a loss taken as random (paper, Linux: 4/5)",
+    )
+    .range(0.0, 1.0),
+    ParamSpec::new(
+        "use_srtt",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(false)),
+        "N from the smoothed RTT; false: from the minimum RTT of the last round trip",
+    ),
 ];
 
 /// Registration.
 pub const MODEL: CcModel = CcModel {
     name: "veno",
-    doc: "TCP Veno: Reno that tells random from congestive loss by the Vegas backlog N (Fu & Liew 2003; Linux tcp_veno)",
+    doc:
+        "TCP Veno: Reno that tells random from congestive loss by the Vegas backlog N (Fu & Liew 2003; Linux tcp_veno)",
     params: PARAMS,
     build: |p| Box::new(Veno::from_params(p)),
 };
