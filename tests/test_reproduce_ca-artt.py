@@ -169,6 +169,13 @@ def test_table_1_criteria_follow_their_definitions_and_ma_terms_pay(out: Path) -
     orders = table(out, "table_1_orders")
     assert len(orders) == 4 and orders.samples.min() > 300
     assert ((orders.changing_pct > 0) & (orders.changing_pct <= 100)).all()
+    # A mostly flat trace is flagged as degenerate (arima.degeneracy counts fewer differences as
+    # zero than changing_pct's 0.01 ms, so a flagged trace has changing_pct below 50), and the
+    # report says so beside its chosen order: the scenario file's Vegas RTT barely moves.
+    assert orders.degenerate.dtype == bool
+    assert (orders.changing_pct[orders.degenerate] < 50).all()
+    assert orders[orders.trace == "Vegas, scenario file"].degenerate.all()
+    assert "(degenerate: " in (out / "report.md").read_text()
     fc = table(out, "table_1_forecast")
     assert len(fc) == 8 and np.isfinite(fc.rmse_ms).all()
     # The forecasts ran along the same traces as the fits.

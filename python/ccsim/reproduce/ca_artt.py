@@ -323,6 +323,9 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     t1, orders, forecasts = _table_1(results, grid["table1"])
     best = t1[t1.best_aic]
     wins = orders.groupby("trace").best_aic.agg(lambda v: ", ".join(f"{m[5:]} x{n}" for m, n in v.value_counts().items()))
+    flat = orders.groupby("trace").degenerate.agg(
+        lambda v: f" ({v.sum()} of {len(v)} traces degenerate)" if v.any() else "")
+    seed1 = orders[orders.seed == SEEDS_QUICK[0]].set_index("trace")
     out.note(
         "Paper: on CAIDA RTTs, ARIMA(2,1,1) has the smallest AIC and FPE of the eight ARIMA(p,1,q), "
         "p, q <= 2, without the random walk (0,1,0); phi1 = -0.36251, phi2 = 0.17573, theta1 = -0.95108. "
@@ -333,17 +336,26 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         "nearly piecewise constant: see changing_pct, the share of samples that differ from the previous "
         "one) and with unlimited receiver windows (the backward flows' Reno sawtooth makes it wander, "
         "closer to an Internet trace). The paper's FPE column is read as 10^3 ms^2 (its AIC is "
-        "log sigma^2 with sigma in ms: 79 ms, matching its residual sd of 0.075 s). Seed 1's choice by AIC: "
-        + ", ".join(f"{r.trace}: {r.model}" for _, r in best.iterrows())
-        + "; over the seeds: " + "; ".join(f"{t}: {w}" for t, w in wins.items()) + "."
+        "log sigma^2 with sigma in ms: 79 ms, matching its residual sd of 0.075 s). A trace with more than "
+        "half its first differences zero is degenerate (`ccsim.arima.degeneracy`): piecewise constant, not "
+        "an ARIMA process, so the order chosen on it is an artefact of where its few steps fall, not a "
+        "finding. Seed 1's choice by AIC: "
+        + "; ".join(f"{r.trace}: {r.model}"
+                    + (f" (degenerate: {seed1.loc[r.trace, 'zero_diff']})" if seed1.loc[r.trace, "degenerate"] else "")
+                    for _, r in best.iterrows())
+        + "; over the seeds: " + "; ".join(f"{t}: {w}{flat[t]}" for t, w in wins.items()) + "."
     )
+    degenerate = list(seed1.index[seed1.degenerate])
     out.table("table_1", t1.drop(columns=["best_aic"]),
               "Seed 1. AIC = log sigma^2 + 2 (p+q)/n (eq. 14), FPE = sigma^2 (1 + (p+q)/n) / (1 - (p+q)/n) "
               "(eq. 15), sigma^2 in ms^2, FPE in 10^3 ms^2; every order fitted on the same innovations; "
-              "the smallest AIC is the chosen order.")
-    out.table("table_1_orders", orders,
-              "Chosen order per trace and seed; rank_of_211: ARIMA(2,1,1)'s place by AIC among the paper's "
-              "eight orders (1 = the paper's finding).")
+              "the smallest AIC is the chosen order"
+              + (f", except on a degenerate trace (more than half the first differences zero), where no order "
+                 f"is a trustworthy choice: {'; '.join(degenerate)}." if degenerate else "."))
+    out.table("table_1_orders", orders.drop(columns=["zero_diff"]),
+              "Chosen order per trace and seed; degenerate: more than half the trace's first differences are "
+              "zero (`ccsim.arima.degeneracy`), so its chosen order is not to be trusted; rank_of_211: "
+              "ARIMA(2,1,1)'s place by AIC among the paper's eight orders (1 = the paper's finding).")
     out.table("table_1_forecast", forecasts,
               "One-step forecast error along seed 1's traces: the last sample (random walk) and the "
               "paper's ARIMA(2,1,1) coefficients (ca-artt's forecaster, eq. 24 in Box-Jenkins form).")
@@ -494,7 +506,9 @@ def _table_1(results: Mapping[str, Any], cases: list[Case]) -> tuple[pd.DataFram
         (f211,) = [f for f in sel.fits if (f.p, f.q) == (2, 1)]
         orders.append({
             "trace": trace, "seed": case.seed, "samples": len(x),
-            "changing_pct": float(np.mean(np.abs(np.diff(x)) > 0.01) * 100), "best_aic": sel.best.name,
+            "changing_pct": float(np.mean(np.abs(np.diff(x)) > 0.01) * 100),
+            "degenerate": sel.degenerate is not None, "zero_diff": (sel.degenerate or "").split(":")[0],
+            "best_aic": sel.best.name,
             "best_fpe": sel.best_by_fpe.name, "paper_best": "ARIMA(2,1,1)",
             "rank_of_211": ranked.index(f211) + 1, "phi_211": " ".join(f"{v:.4f}" for v in f211.phi),
             "theta_211": " ".join(f"{v:.4f}" for v in f211.theta),
