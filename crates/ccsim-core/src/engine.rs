@@ -15,18 +15,15 @@ use crate::net::link::LinkDir;
 use crate::net::processing::{self, Processing};
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, OnWire, Packet, PacketPool, FLAG_LOST};
-use crate::params::{ParamValue, Params};
+use crate::params::Params;
 use crate::qdisc::{Queue, QueueEvent, QUEUES};
+use crate::registry::find;
 use crate::results::{FlowResult, MessageLog, QueueEventLog, QueueResult, Results, RttSampleLog};
 use crate::sim::queue::{Event, EventQueue, Timer, TimerAction};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{secs, Time};
 use crate::stats::FlowStats;
-use crate::tcp::cc::CCS;
-use crate::tcp::receiver::TcpReceiver;
-use crate::tcp::sender::TcpSender;
-use crate::tcp::TcpConfig;
-use crate::udp::{UdpReceiver, UdpSender};
+use crate::transport::{TransportArgs, TRANSPORTS};
 use std::collections::BTreeMap;
 
 /// What an endpoint is called for.
@@ -156,13 +153,6 @@ pub struct Simulation {
     panic_at: Option<Time>,
 }
 
-fn find<'a, M>(models: &'a [M], name: &str, key: fn(&M) -> &'static str, field: &str) -> Result<&'a M, ConfigError> {
-    models.iter().find(|m| key(m) == name).ok_or_else(|| {
-        let known: Vec<&str> = models.iter().map(key).collect();
-        ConfigError::new(field, format!("unknown '{name}'; registered: {}", known.join(", ")))
-    })
-}
-
 fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
     let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
     let params = Params::resolve(field, model.params, &spec.params)?;
@@ -274,57 +264,10 @@ impl Simulation {
                 }
                 listeners[to as usize].push(id);
             }
-            let (sender, receiver): (Box<dyn Endpoint>, Box<dyn Endpoint>) = match f.transport.kind.as_str() {
-                "tcp" => {
-                    let p = Params::resolve(&format!("{field}.transport"), crate::tcp::PARAMS, &f.transport.params)?;
-                    let mut tcp = TcpConfig::from_params(&p);
-                    let cc_spec = f.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
-                    let cc_model = find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
-                    let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
-                    let cc = (cc_model.build)(&cc_params);
-                    // What the algorithm needs from the connection: an ECN-driven algorithm
-                    // turns ECN on (as Linux's TCP_CONG_NEEDS_ECN), unless refused explicitly.
-                    let needs = cc.needs();
-                    if needs.ecn {
-                        if f.transport.params.get("ecn") == Some(&ParamValue::Bool(false)) {
-                            return Err(ConfigError::new(
-                                format!("{field}.transport.ecn"),
-                                format!("congestion control '{}' needs ECN; remove 'ecn = false'", cc_model.name),
-                            ));
-                        }
-                        tcp.ecn = true;
-                    }
-                    tcp.ecn_feedback = needs.ecn_feedback;
-                    tcp.loss_notice = needs.loss_notice;
-                    (
-                        Box::new(TcpSender::new(id, f.dst, tcp.clone(), cc, app).with_rng(rng)),
-                        Box::new(TcpReceiver::new(id, f.src, tcp)),
-                    )
-                }
-                "udp" => {
-                    if f.cc.is_some() {
-                        return Err(ConfigError::new(format!("{field}.cc"), "UDP has no congestion control"));
-                    }
-                    let p = Params::resolve(&format!("{field}.transport"), crate::udp::PARAMS, &f.transport.params)?;
-                    (Box::new(UdpSender::new(id, f.dst, &p, app)), Box::new(UdpReceiver))
-                }
-                "dccp" => {
-                    if f.cc.is_some() {
-                        return Err(ConfigError::new(
-                            format!("{field}.cc"),
-                            "DCCP chooses its congestion control with transport.ccid (2 or 3)",
-                        ));
-                    }
-                    let p = Params::resolve(&format!("{field}.transport"), crate::dccp::PARAMS, &f.transport.params)?;
-                    crate::dccp::endpoints(id, f.src, f.dst, &p, app)
-                }
-                other => {
-                    return Err(ConfigError::new(
-                        format!("{field}.transport.kind"),
-                        format!("unknown '{other}'; registered: tcp, udp, dccp"),
-                    ))
-                }
-            };
+            let model = find(TRANSPORTS, &f.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
+            let params = Params::resolve(&format!("{field}.transport"), model.params, &f.transport.params)?;
+            let (sender, receiver) =
+                (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng })?;
             endpoints.push(sender);
             endpoints.push(receiver);
             endpoint_host.push(f.src);

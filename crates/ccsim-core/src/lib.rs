@@ -29,6 +29,7 @@ pub mod results;
 pub mod sim;
 pub mod stats;
 pub mod tcp;
+pub mod transport;
 pub mod udp;
 
 pub use config::Config;

@@ -4,9 +4,45 @@
 use serde::Serialize;
 
 use crate::app::APPS;
+use crate::error::ConfigError;
 use crate::params::ParamSpec;
 use crate::qdisc::QUEUES;
 use crate::tcp::cc::CCS;
+
+/// The model called `name` in `models` (by `key`), or an error for `field` that lists the
+/// registered names.
+pub fn find<'a, M>(
+    models: &'a [M],
+    name: &str,
+    key: fn(&M) -> &'static str,
+    field: &str,
+) -> Result<&'a M, ConfigError> {
+    models.iter().find(|m| key(m) == name).ok_or_else(|| {
+        let known: Vec<&str> = models.iter().map(key).collect();
+        ConfigError::new(field, format!("unknown '{name}'; registered: {}", known.join(", ")))
+    })
+}
+
+/// Whether a model draws from its random stream, so that runs with different seeds differ
+/// (statistical model checking needs a random element; `what` says what is random).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "when", rename_all = "snake_case")]
+pub enum Randomness {
+    /// Never: every seed gives the same behaviour.
+    Never,
+    /// Always.
+    Always {
+        /// What is random.
+        what: &'static str,
+    },
+    /// When parameter `param` is not at its default.
+    UnlessDefault {
+        /// The parameter.
+        param: &'static str,
+        /// What is random.
+        what: &'static str,
+    },
+}
 
 /// One registered model.
 #[derive(Serialize)]
@@ -20,49 +56,48 @@ pub struct ModelInfo {
     pub doc: &'static str,
     /// Declared parameters.
     pub params: &'static [ParamSpec],
+    /// Whether it draws random numbers.
+    pub random: Randomness,
+    /// Congestion controls: the queue disciplines it needs at its bottleneck (any of them),
+    /// empty when it works with any.
+    pub partner_queues: &'static [&'static str],
+    /// Applications: integer parameters that name another flow (an index or a flow's name).
+    pub flow_refs: &'static [&'static str],
+}
+
+impl ModelInfo {
+    fn new(family: &'static str, name: &'static str, doc: &'static str, params: &'static [ParamSpec]) -> Self {
+        ModelInfo { family, name, doc, params, random: Randomness::Never, partner_queues: &[], flow_refs: &[] }
+    }
 }
 
 /// Every registered model, family by family.
 pub fn registry() -> Vec<ModelInfo> {
     let mut out = Vec::new();
     for m in QUEUES {
-        out.push(ModelInfo { family: "queue", name: m.name, doc: m.doc, params: m.params });
+        out.push(ModelInfo { random: m.random, ..ModelInfo::new("queue", m.name, m.doc, m.params) });
     }
     for m in CCS {
-        out.push(ModelInfo { family: "cc", name: m.name, doc: m.doc, params: m.params });
+        let info = ModelInfo::new("cc", m.name, m.doc, m.params);
+        out.push(ModelInfo { random: m.random, partner_queues: m.partner_queues, ..info });
     }
-    out.push(ModelInfo {
-        family: "transport",
-        name: "tcp",
-        doc: "TCP with NewReno/SACK recovery, RFC 6298 RTO, delayed ACKs, ECN",
-        params: crate::tcp::PARAMS,
-    });
-    out.push(ModelInfo {
-        family: "transport",
-        name: "udp",
-        doc: "UDP datagrams, one per application write",
-        params: crate::udp::PARAMS,
-    });
-    out.push(ModelInfo {
-        family: "transport",
-        name: "dccp",
-        doc: "DCCP datagrams, never retransmitted, under CCID 2 (TCP-like, RFC 4341) or CCID 3 (TFRC, RFC 4342/5348)",
-        params: crate::dccp::PARAMS,
-    });
+    for m in crate::transport::TRANSPORTS {
+        out.push(ModelInfo::new("transport", m.name, m.doc, m.params));
+    }
     for m in APPS {
-        out.push(ModelInfo { family: "app", name: m.name, doc: m.doc, params: m.params });
+        out.push(ModelInfo {
+            random: m.random,
+            flow_refs: m.flow_refs,
+            ..ModelInfo::new("app", m.name, m.doc, m.params)
+        });
     }
-    out.push(ModelInfo {
-        family: "node",
-        name: "processing",
-        doc: crate::net::processing::DOC,
-        params: crate::net::processing::PARAMS,
-    });
+    let processing = ModelInfo::new("node", "processing", crate::net::processing::DOC, crate::net::processing::PARAMS);
+    out.push(ModelInfo { random: crate::net::processing::RANDOM, ..processing });
     for m in crate::ncs::controller::CONTROLLERS {
-        out.push(ModelInfo { family: "controller", name: m.name, doc: m.doc, params: m.params });
+        out.push(ModelInfo::new("controller", m.name, m.doc, m.params));
     }
     for m in crate::ncs::reference::REFERENCES {
-        out.push(ModelInfo { family: "reference", name: m.name, doc: m.doc, params: m.params });
+        out.push(ModelInfo::new("reference", m.name, m.doc, m.params));
     }
     out
 }
@@ -79,6 +114,32 @@ pub fn registry_json() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_models_facts_name_what_exists() {
+        let queues: Vec<&str> = QUEUES.iter().map(|m| m.name).collect();
+        for m in registry() {
+            if let Randomness::UnlessDefault { param, .. } = m.random {
+                let spec = m.params.iter().find(|p| p.name == param);
+                assert!(spec.is_some_and(|p| p.default.is_some()), "{}: {param} needs a default", m.name);
+            }
+            for q in m.partner_queues {
+                assert!(queues.contains(q), "{}: no queue '{q}'", m.name);
+            }
+            for r in m.flow_refs {
+                let spec = m.params.iter().find(|p| p.name == *r);
+                assert!(
+                    spec.is_some_and(|p| p.kind == crate::params::ParamKind::Int),
+                    "{}: {r} must be an int",
+                    m.name
+                );
+            }
+        }
+        let json = registry_json();
+        assert!(json.contains(r#""random":{"what":"random early drops","when":"always"}"#));
+        assert!(json.contains(r#""partner_queues":["threshold"]"#));
+        assert!(json.contains(r#""flow_refs":["to"]"#));
+    }
 
     #[test]
     fn every_default_satisfies_its_own_declaration() {

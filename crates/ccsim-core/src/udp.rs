@@ -6,6 +6,7 @@ use crate::endpoint::{Cx, Endpoint};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::time::Time;
+use crate::transport::{refuse_cc, TransportModel};
 
 /// Socket options of a UDP flow.
 pub static PARAMS: &[ParamSpec] = &[
@@ -13,6 +14,17 @@ pub static PARAMS: &[ParamSpec] = &[
         .range(0.0, 200.0),
     ParamSpec::new("ecn", ParamKind::Bool, Some(ParamValue::Bool(false)), "send datagrams ECT(0)"),
 ];
+
+/// Registration.
+pub const MODEL: TransportModel = TransportModel {
+    name: "udp",
+    doc: "UDP datagrams, one per application write",
+    params: PARAMS,
+    build: |args| {
+        refuse_cc(&args, "UDP has no congestion control")?;
+        Ok((Box::new(UdpSender::new(args.flow, args.spec.dst, &args.params, args.app)), Box::new(UdpReceiver)))
+    },
+};
 
 /// A UDP sender.
 pub struct UdpSender {

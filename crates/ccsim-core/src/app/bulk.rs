@@ -1,6 +1,7 @@
 //! Bulk transfer: an infinite backlog (ns-3 `BulkSendApplication` with no limit, ns-2 FTP).
 
 use super::{AppModel, Application, Socket, UNLIMITED};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
@@ -9,6 +10,8 @@ pub const MODEL: AppModel = AppModel {
     name: "bulk",
     doc: "infinite backlog from the start time until the stop time (ns-2 FTP, ns-3 BulkSend)",
     params: &[],
+    random: Randomness::Never,
+    flow_refs: &[],
     build: |_, start, stop, _rng| Box::new(Bulk { start, stop, started: false, stopped: false }),
 };
 

@@ -4,6 +4,7 @@
 use super::periodic::Periodic;
 use super::{AppModel, SEND_BUFFER};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::{tx_time, Time};
 
 static PARAMS: &[ParamSpec] = &[
@@ -18,6 +19,8 @@ pub const MODEL: AppModel = AppModel {
     name: "cbr",
     doc: "constant bit rate: packet_size bytes every packet_size*8/rate",
     params: PARAMS,
+    random: Randomness::Never,
+    flow_refs: &[],
     build: |p: &Params, start, stop, _rng| {
         let size = p.uint("packet_size");
         let period: Time = tx_time(size as u32, p.uint("rate"));

@@ -74,6 +74,10 @@ pub struct AppModel {
     pub doc: &'static str,
     /// Declared parameters.
     pub params: &'static [ParamSpec],
+    /// Whether it draws random numbers.
+    pub random: crate::registry::Randomness,
+    /// Integer parameters that name another flow (an index, or a flow's name in a scenario).
+    pub flow_refs: &'static [&'static str],
     /// Construct from validated parameters, the flow's start time, optional stop time and the
     /// application's own random stream (`Stream::App(flow)`; deterministic apps ignore it).
     pub build: fn(&Params, Time, Option<Time>, Rng) -> Box<dyn Application>,

@@ -5,6 +5,7 @@
 
 use super::{AppModel, Application, Socket};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
@@ -21,6 +22,8 @@ pub const MODEL: AppModel = AppModel {
     name: "ncs",
     doc: "a control loop's samples or controls: `size` bytes each time the loop (control[]) sends",
     params: PARAMS,
+    random: Randomness::Never,
+    flow_refs: &[],
     build: |p: &Params, start, stop, _rng| Box::new(Ncs { size: p.uint("size"), start, stop }),
 };
 

@@ -5,6 +5,7 @@
 
 use super::{offer, AppModel, Application, Socket, SEND_BUFFER};
 use crate::params::{ParamKind, ParamSpec, Params};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
@@ -19,6 +20,8 @@ pub const MODEL: AppModel = AppModel {
     name: "periodic",
     doc: "a message of `size` bytes every `period`; messages that overflow `buffer` are lost at the sender",
     params: PARAMS,
+    random: Randomness::Never,
+    flow_refs: &[],
     build: |p: &Params, start, stop, _rng| {
         Box::new(Periodic::new(start, stop, p.uint("size"), p.uint("period"), p.uint("buffer")))
     },

@@ -12,6 +12,7 @@
 
 use super::{offer, AppModel, Application, Socket, SEND_BUFFER};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::dist::Dist;
 use crate::sim::rng::Rng;
 use crate::sim::time::{Time, SEC};
@@ -31,6 +32,8 @@ pub const MODEL: AppModel = AppModel {
     name: "poisson",
     doc: "Poisson arrivals of mean rate `rate`; fixed or exponential (`exp_size`) packet sizes",
     params: PARAMS,
+    random: Randomness::Always { what: "random arrivals" },
+    flow_refs: &[],
     build: |p: &Params, start, stop, rng| {
         let size = p.uint("packet_size").max(1);
         let pps = p.uint("rate") as f64 / (8.0 * size as f64);

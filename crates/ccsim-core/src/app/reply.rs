@@ -3,6 +3,7 @@
 
 use super::{AppModel, Application, Socket};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
 
@@ -16,6 +17,8 @@ pub const MODEL: AppModel = AppModel {
     name: "reply",
     doc: "answers each message delivered on flow `to` with `size` bytes (a controller's reply)",
     params: PARAMS,
+    random: Randomness::Never,
+    flow_refs: &["to"],
     build: |p: &Params, start, stop, _rng| {
         Box::new(Reply { to: p.uint("to") as u32, size: p.uint("size"), start, stop })
     },

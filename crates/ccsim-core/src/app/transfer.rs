@@ -15,6 +15,7 @@
 use super::{AppModel, Application, Socket};
 use crate::error::ConfigError;
 use crate::params::{Name, ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::dist::Dist;
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
@@ -49,6 +50,8 @@ pub const MODEL: AppModel = AppModel {
     name: "transfer",
     doc: "one transfer written at the start time: size bytes, or a size drawn from a fixed/uniform/exponential/pareto distribution of mean size",
     params: PARAMS,
+    random: Randomness::UnlessDefault { param: "distribution", what: "random sizes" },
+    flow_refs: &[],
     build: |p, start, _stop, rng| Box::new(Transfer::new(start, size_dist(p).unwrap_or(Dist::Fixed(p.float("size"))), rng)),
 };
 

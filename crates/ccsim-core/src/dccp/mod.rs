@@ -62,6 +62,7 @@ use crate::packet::{Ecn, Kind, Packet, SackBlock};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::results::FlowResult;
 use crate::sim::time::{Time, MS, SEC};
+use crate::transport::{refuse_cc, TransportModel};
 use ccid2::{Ccid2Receiver, Ccid2Sender};
 use ccid3::{Ccid3Receiver, Ccid3Sender};
 
@@ -187,17 +188,18 @@ impl DccpConfig {
     }
 }
 
-/// The sender and receiver of DCCP flow `flow` from host `src` to host `dst`.
-pub fn endpoints(
-    flow: u32,
-    src: u32,
-    dst: u32,
-    p: &Params,
-    app: Box<dyn Application>,
-) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-    let cfg = DccpConfig::from_params(p);
-    (Box::new(DccpSender::new(flow, dst, cfg.clone(), app)), Box::new(DccpReceiver::new(flow, src, cfg)))
-}
+/// Registration.
+pub const MODEL: TransportModel = TransportModel {
+    name: "dccp",
+    doc: "DCCP datagrams, never retransmitted, under CCID 2 (TCP-like, RFC 4341) or CCID 3 (TFRC, RFC 4342/5348)",
+    params: PARAMS,
+    build: |args| {
+        refuse_cc(&args, "DCCP chooses its congestion control with transport.ccid (2 or 3)")?;
+        let cfg = DccpConfig::from_params(&args.params);
+        let (flow, src, dst) = (args.flow, args.spec.src, args.spec.dst);
+        Ok((Box::new(DccpSender::new(flow, dst, cfg.clone(), args.app)), Box::new(DccpReceiver::new(flow, src, cfg))))
+    },
+};
 
 // ----- the option words carried in the SACK storage -----
 

@@ -216,9 +216,11 @@ impl ControlLoop {
         if spec.substeps == 0 {
             return Err(ConfigError::new(format!("{field}.substeps"), "must be at least 1"));
         }
-        let cmodel = find_model(CONTROLLERS, &spec.controller.kind, |m| m.name, &format!("{field}.controller.kind"))?;
+        let cmodel =
+            crate::registry::find(CONTROLLERS, &spec.controller.kind, |m| m.name, &format!("{field}.controller.kind"))?;
         let cparams = Params::resolve(&format!("{field}.controller"), cmodel.params, &spec.controller.params)?;
-        let rmodel = find_model(REFERENCES, &spec.reference.kind, |m| m.name, &format!("{field}.reference.kind"))?;
+        let rmodel =
+            crate::registry::find(REFERENCES, &spec.reference.kind, |m| m.name, &format!("{field}.reference.kind"))?;
         let rparams = Params::resolve(&format!("{field}.reference"), rmodel.params, &spec.reference.params)?;
         let grid = (spec.period_ns / spec.substeps as u64).max(1);
         let zoh_grid = plant.zoh(secs(grid));
@@ -454,18 +456,6 @@ fn take_message<T: Copy>(queue: &mut VecDeque<(u64, T)>, index: u64) -> Option<T
         }
     }
     None
-}
-
-fn find_model<'a, M>(
-    models: &'a [M],
-    name: &str,
-    key: fn(&M) -> &'static str,
-    field: &str,
-) -> Result<&'a M, ConfigError> {
-    models.iter().find(|m| key(m) == name).ok_or_else(|| {
-        let known: Vec<&str> = models.iter().map(key).collect();
-        ConfigError::new(field, format!("unknown '{name}'; registered: {}", known.join(", ")))
-    })
 }
 
 /// Per flow: the loop (index) and role it carries messages for, if any.

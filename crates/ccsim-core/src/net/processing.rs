@@ -61,6 +61,10 @@ pub static PARAMS: &[ParamSpec] = &[
     .choices(&["uniform", "exponential"]),
 ];
 
+/// A jitter above 0 draws from the node's stream for every packet.
+pub const RANDOM: crate::registry::Randomness =
+    crate::registry::Randomness::UnlessDefault { param: "jitter", what: "processing jitter" };
+
 /// Doc line for `ccsim list`.
 pub const DOC: &str = "per-packet processing at a node (routers: forwarded packets; hosts: sent and received), FIFO: \
                        released at max(previous release, arrival + delay + jitter draw)";

@@ -27,6 +27,7 @@ use super::red::{Red, RedCore, CHOKE_PARAMS};
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{Params, Size};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 
 /// Registration.
@@ -34,6 +35,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "choke",
     doc: "CHOKe (Pan, Prabhakar, Psounis 2000): RED plus dropping a random queued packet of the arrival's flow with it",
     params: CHOKE_PARAMS,
+    random: Randomness::Always { what: "random drop candidates" },
     build: |p: &Params| Box::new(Choke::new(RedCore::from_params(p), p.size("limit"))),
 };
 

@@ -25,6 +25,7 @@
 //! can differ from Linux by a nanosecond; the `ce_threshold` extension of Linux/ns-3 is not
 //! modelled. Arrivals beyond `limit` are tail-dropped (Linux `sch_codel`), as overflow.
 
+use crate::registry::Randomness;
 use std::collections::VecDeque;
 
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
@@ -82,6 +83,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "codel",
     doc: "CoDel: drop from the head when the sojourn time stays above target for an interval (RFC 8289)",
     params: PARAMS,
+    random: Randomness::Never,
     build: |p: &Params| Box::new(Codel::new(CodelParams::from_params(p), p.size("limit"))),
 };
 

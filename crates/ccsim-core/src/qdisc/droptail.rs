@@ -1,6 +1,7 @@
 //! DropTail: a FIFO with a hard limit in packets or bytes; an arrival that does not fit is
 //! dropped (no RFC; as ns-3 `FifoQueueDisc` and Linux `pfifo`/`bfifo`).
 
+use crate::registry::Randomness;
 use std::collections::VecDeque;
 
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
@@ -19,6 +20,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "droptail",
     doc: "FIFO with tail drop at a packet or byte limit (ns-3 FifoQueueDisc, Linux pfifo/bfifo)",
     params: PARAMS,
+    random: Randomness::Never,
     build: |p: &Params| Box::new(DropTail::new(p.size("limit"))),
 };
 

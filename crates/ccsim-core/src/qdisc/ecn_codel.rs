@@ -28,6 +28,7 @@ use super::codel::{Codel, CodelParams, ECN_SPEC, INTERVAL_SPEC, LIMIT_SPEC, MTU_
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 
 static PARAMS: &[ParamSpec] = &[
@@ -56,6 +57,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "ecn_codel",
     doc: "ECN-enhanced CoDel: CoDel that marks ECT packets above C*target with probability P before it drops",
     params: PARAMS,
+    random: Randomness::Always { what: "random ECN marks" },
     build: |p: &Params| {
         Box::new(EcnCodel::new(CodelParams::from_params(p), p.size("limit"), p.float("c"), p.float("p")))
     },

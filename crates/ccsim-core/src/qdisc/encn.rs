@@ -27,6 +27,7 @@ use super::red::{Fifo, QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::{Packet, FLAG_NC};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::registry::Randomness;
 
 static PARAMS: &[ParamSpec] = &[
     P_LIMIT,
@@ -52,6 +53,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "encn",
     doc: "ENCN router (Sup et al. 2016, via the ANCE paper): DropTail that clears FLAG_NC while its queue is >= q_min",
     params: PARAMS,
+    random: Randomness::Never,
     build: |p: &Params| {
         let wq = p.float("wq");
         let avg = (wq > 0.0).then(|| QueueAverage::from_params(p));

@@ -23,6 +23,7 @@
 //! `fq_codel_init`). The memory limit of Linux (32 MB) is not modelled; `limit` may be given
 //! in bytes instead.
 
+use crate::registry::Randomness;
 use std::collections::VecDeque;
 
 use super::codel::{CodelParams, CodelVars, PacketStore, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
@@ -75,6 +76,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "fq_codel",
     doc: "FQ-CoDel: per-flow CoDel queues served by deficit round robin, new flows first (RFC 8290)",
     params: PARAMS,
+    random: Randomness::Always { what: "a random flow-hash perturbation" },
     build: |p: &Params| {
         Box::new(FqCodel::new(
             CodelParams::from_params(p),

@@ -16,6 +16,7 @@ use super::red::{Fifo, QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::registry::Randomness;
 
 static PARAMS: &[ParamSpec] = &[
     P_LIMIT,
@@ -35,6 +36,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "jersey_cw",
     doc: "TCP-Jersey congestion warning (Xu, Tian, Ansari 2004): CE on every ECT packet while RED's average exceeds min_th",
     params: PARAMS,
+    random: Randomness::Never,
     build: |p: &Params| Box::new(JerseyCw::new(QueueAverage::from_params(p), p.size("min_th"), p.size("limit"))),
 };
 

@@ -239,6 +239,8 @@ pub struct QueueModel {
     pub doc: &'static str,
     /// Declared parameters.
     pub params: &'static [ParamSpec],
+    /// Whether it draws random numbers (marks, drops, hashing).
+    pub random: crate::registry::Randomness,
     /// Construct from validated parameters.
     pub build: fn(&Params) -> Box<dyn QueueDisc>,
 }

@@ -45,6 +45,7 @@
 //!   whenever both delays are below target/2 instead.
 //! - Byte mode (`p·size/MTU`, Linux and ns-3 option) is not implemented.
 
+use crate::registry::Randomness;
 use std::collections::VecDeque;
 
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
@@ -173,6 +174,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "pie",
     doc: "PIE: early drop from a PI controller of the queueing delay (RFC 8033; Linux sch_pie, ns-3 PieQueueDisc)",
     params: PARAMS,
+    random: Randomness::Always { what: "random drops" },
     build: |p: &Params| Box::new(Pie::new(PieConfig::from_params(p))),
 };
 

@@ -46,6 +46,7 @@
 //! The ANCE paper's setting (`min_th = Q/4`, `max_th = 3Q/4`, `max_p = 0.1`, `w_q = 0.002`,
 //! `Q = 17 KB`) is `limit = 17000B, min_th = 4250B, max_th = 12750B`.
 
+use crate::registry::Randomness;
 use std::collections::VecDeque;
 
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
@@ -176,6 +177,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "red",
     doc: "Random Early Detection (Floyd & Jacobson 1993) with gentle, byte mode, ECN, Adaptive RED (Floyd et al. 2001)",
     params: PARAMS,
+    random: Randomness::Always { what: "random early drops" },
     build: |p: &Params| Box::new(Red::new(RedCore::from_params(p), p.size("limit"))),
 };
 

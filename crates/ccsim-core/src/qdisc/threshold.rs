@@ -14,6 +14,7 @@ use super::red::{Fifo, Unit, P_LIMIT};
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::registry::Randomness;
 
 static PARAMS: &[ParamSpec] = &[
     P_LIMIT,
@@ -30,6 +31,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "threshold",
     doc: "DCTCP switch: DropTail plus CE-marking of ECT arrivals that find more than K queued (RFC 8257 §3.1)",
     params: PARAMS,
+    random: Randomness::Never,
     build: |p: &Params| Box::new(Threshold::new(p.size("k"), p.size("limit"))),
 };
 

@@ -14,8 +14,12 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
+use crate::config::AlgoSpec;
+use crate::error::ConfigError;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::time::{Time, MS, SEC};
+use crate::transport::{Endpoints, TransportArgs, TransportModel};
+use cc::CCS;
 
 /// Bounds of the RTO parameters (ns): 1 us to a day.
 const RTO_FLOOR: f64 = 1e3;
@@ -68,6 +72,42 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("dupthresh", ParamKind::Int, Some(ParamValue::Int(3)), "duplicate ACKs that trigger fast retransmit")
         .range(1.0, 1000.0),
 ];
+
+/// Registration.
+pub const MODEL: TransportModel = TransportModel {
+    name: "tcp",
+    doc: "TCP with NewReno/SACK recovery, RFC 6298 RTO, delayed ACKs, ECN",
+    params: PARAMS,
+    build: build_endpoints,
+};
+
+fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
+    let field = args.field;
+    let mut tcp = TcpConfig::from_params(&args.params);
+    let cc_spec = args.spec.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
+    let cc_model = crate::registry::find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
+    let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
+    let cc = (cc_model.build)(&cc_params);
+    // What the algorithm needs from the connection: an ECN-driven algorithm turns ECN on (as
+    // Linux's TCP_CONG_NEEDS_ECN), unless refused explicitly.
+    let needs = cc.needs();
+    if needs.ecn {
+        if args.spec.transport.params.get("ecn") == Some(&ParamValue::Bool(false)) {
+            return Err(ConfigError::new(
+                format!("{field}.transport.ecn"),
+                format!("congestion control '{}' needs ECN; remove 'ecn = false'", cc_model.name),
+            ));
+        }
+        tcp.ecn = true;
+    }
+    tcp.ecn_feedback = needs.ecn_feedback;
+    tcp.loss_notice = needs.loss_notice;
+    let (flow, src, dst) = (args.flow, args.spec.src, args.spec.dst);
+    Ok((
+        Box::new(sender::TcpSender::new(flow, dst, tcp.clone(), cc, args.app).with_rng(args.rng)),
+        Box::new(receiver::TcpReceiver::new(flow, src, tcp)),
+    ))
+}
 
 /// Resolved TCP socket options (bytes and nanoseconds).
 #[derive(Clone, Debug)]

@@ -82,6 +82,7 @@
 
 use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 
 /// Table 1: upon a W increase, `BF = BF / 2`.
@@ -110,6 +111,8 @@ pub const MODEL: CcModel = CcModel {
     name: "ance",
     doc: "ANCE (Sup et al. 2020, Algorithm 1, Table 1, eq. 1-2): window steered by the queue estimate Q_E = B_E (RTT - RTT_min) against Q_min, Reno losses",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |p| Box::new(Ance::from_params(p)),
 };
 

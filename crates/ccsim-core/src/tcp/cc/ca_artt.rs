@@ -50,6 +50,7 @@
 use super::vegas::{self, VegasConfig, VegasCore};
 use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
 
 /// ARIMA(2,1,1) coefficients of the paper (after eq. 24).
@@ -122,6 +123,8 @@ pub const MODEL: CcModel = CcModel {
     name: "ca-artt",
     doc: "CA-ARTT: Vegas with the ARIMA(2,1,1) one-step RTT forecast (Jeyasekar et al. 2014, eq. 24, 28-33)",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |p| Box::new(CaArtt::from_params(p)),
 };
 

@@ -45,6 +45,7 @@
 
 use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::Time;
 
 /// Draft / paper: `alpha = 1/8` (Linux `LOG_ALPHA` 3).
@@ -119,6 +120,8 @@ pub const MODEL: CcModel = CcModel {
     name: "compound",
     doc: "Compound TCP (draft-sridharan-tcpm-ctcp-02): Reno loss window plus delay-based dwnd",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |p| Box::new(Compound::from_params(p)),
 };
 

@@ -51,6 +51,7 @@
 use super::hystart::HyStartPlusPlus;
 use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::{Time, SEC};
 
 /// RFC 9438 §4.1.1 / §5.1: `C`, segments per second cubed.
@@ -105,6 +106,8 @@ pub const MODEL: CcModel = CcModel {
     name: "cubic",
     doc: "CUBIC (RFC 9438): cubic window growth, Reno-friendly region, fast convergence; optional HyStart++ (RFC 9406)",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |p| Box::new(Cubic::from_params(p)),
 };
 

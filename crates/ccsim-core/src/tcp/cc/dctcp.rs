@@ -33,6 +33,7 @@
 
 use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, TransportNeeds};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 
 /// Declared parameters.
 pub static PARAMS: &[ParamSpec] = &[
@@ -56,6 +57,8 @@ pub const MODEL: CcModel = CcModel {
     name: "dctcp",
     doc: "DCTCP (RFC 8257): cwnd (1 - alpha/2) once per window from the EWMA of marked bytes; needs ECN (implied); receiver sends RFC 8257 §3.2 ACKs",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &["threshold"],
     build: |p| Box::new(Dctcp::from_params(p)),
 };
 

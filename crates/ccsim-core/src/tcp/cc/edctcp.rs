@@ -43,6 +43,7 @@
 use super::dctcp::Dctcp;
 use super::{Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 
@@ -71,6 +72,8 @@ pub const MODEL: CcModel = CcModel {
     name: "edctcp",
     doc: "E-DCTCP (Huang & Hu 2015): DCTCP whose dropped segments routers return to the sender, retransmitted after a binary exponential backoff; needs ECN (implied); receiver sends RFC 8257 §3.2 ACKs",
     params: PARAMS,
+    random: Randomness::Always { what: "random backoff" },
+    partner_queues: &["threshold"],
     build: |p| Box::new(EDctcp::from_params(p)),
 };
 

@@ -27,12 +27,15 @@
 
 use super::ance::Core;
 use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery};
+use crate::registry::Randomness;
 
 /// Registration.
 pub const MODEL: CcModel = CcModel {
     name: "encn",
     doc: "ENCN-TCP sender (Sup et al., IEEE INDIN 2016, read through their ANCE paper, IJCNIS 2020): sets FLAG_NC on data; ANCE's Algorithm 1 driven by the routers' non-congestion echo; Reno losses (use with encn queues)",
     params: &[],
+    random: Randomness::Never,
+    partner_queues: &["encn"],
     build: |_| Box::new(Encn::default()),
 };
 

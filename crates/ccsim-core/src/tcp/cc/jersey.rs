@@ -38,6 +38,7 @@
 
 use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds};
 use crate::params::{ParamKind, ParamSpec, ParamValue};
+use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
 
 /// Declared parameters.
@@ -53,6 +54,8 @@ pub const MODEL: CcModel = CcModel {
     name: "jersey",
     doc: "TCP-Jersey (Xu, Tian, Ansari 2004): ACK-rate estimate ABE, cwnd = ABE x RTT_min on congestion warnings (jersey_cw CE marks); losses without a warning do not reduce; needs ECN (implied)",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &["jersey_cw"],
     build: |p| Box::new(Jersey::new(p.bool("ownd_srtt"))),
 };
 

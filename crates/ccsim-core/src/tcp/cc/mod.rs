@@ -204,6 +204,10 @@ pub struct CcModel {
     pub doc: &'static str,
     /// Declared parameters.
     pub params: &'static [ParamSpec],
+    /// Whether it draws random numbers.
+    pub random: crate::registry::Randomness,
+    /// The queue disciplines it needs at its bottleneck (any of them; empty: any queue).
+    pub partner_queues: &'static [&'static str],
     /// Construct from validated parameters.
     pub build: fn(&Params) -> Box<dyn CongestionControl>,
 }

@@ -3,12 +3,15 @@
 //! recovery (RFC 6675) are loss recovery and live in the sender.
 
 use super::{reno_increase, Ack, CcModel, CcState, CongestionControl};
+use crate::registry::Randomness;
 
 /// Registration.
 pub const MODEL: CcModel = CcModel {
     name: "newreno",
     doc: "Reno window growth and halving (RFC 5681) with NewReno/SACK recovery in the sender (RFC 6582, RFC 6675)",
     params: &[],
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |_| Box::new(NewReno::default()),
 };
 

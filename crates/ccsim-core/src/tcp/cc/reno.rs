@@ -17,12 +17,15 @@
 //! as `newreno`. Plain Reno needs `sack = false` on the transport.
 
 use super::{reno_increase, Ack, CcModel, CcState, CongestionControl, FastRecovery};
+use crate::registry::Randomness;
 
 /// Registration.
 pub const MODEL: CcModel = CcModel {
     name: "reno",
     doc: "Reno (RFC 5681): NewReno's window rules, fast recovery left on the first new ACK (no partial-ACK repair; needs sack = false, with SACK RFC 6675 recovery applies)",
     params: &[],
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |_| Box::new(Reno::default()),
 };
 

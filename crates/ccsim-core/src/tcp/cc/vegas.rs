@@ -51,6 +51,7 @@
 
 use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
 
 /// Declared parameters (packets; defaults of Linux `tcp_vegas.c` and ns-3).
@@ -69,6 +70,8 @@ pub const MODEL: CcModel = CcModel {
     name: "vegas",
     doc: "TCP Vegas, delay-based: keeps alpha..beta packets queued (Brakmo & Peterson 1995; Linux tcp_vegas, ns-3)",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |p| Box::new(Vegas::new(VegasConfig::from_params(p))),
 };
 

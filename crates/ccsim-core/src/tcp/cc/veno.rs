@@ -34,6 +34,7 @@
 
 use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
+use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
 
 /// Declared parameters.
@@ -66,6 +67,8 @@ pub const MODEL: CcModel = CcModel {
     doc:
         "TCP Veno: Reno that tells random from congestive loss by the Vegas backlog N (Fu & Liew 2003; Linux tcp_veno)",
     params: PARAMS,
+    random: Randomness::Never,
+    partner_queues: &[],
     build: |p| Box::new(Veno::from_params(p)),
 };
 

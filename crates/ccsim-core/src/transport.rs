@@ -1,0 +1,51 @@
+//! The transports a flow can use, as a table like the queue disciplines' and congestion
+//! controls': adding one is a module plus a line in [`TRANSPORTS`].
+
+use crate::app::Application;
+use crate::config::FlowSpec;
+use crate::endpoint::Endpoint;
+use crate::error::ConfigError;
+use crate::params::{ParamSpec, Params};
+use crate::sim::rng::Rng;
+
+/// What a transport builds its two endpoints from.
+pub struct TransportArgs<'a> {
+    /// The flow's field in the configuration (`flows[3]`), for errors.
+    pub field: &'a str,
+    /// Flow index.
+    pub flow: u32,
+    /// The flow as configured (its congestion control, its transport's parameters as given).
+    pub spec: &'a FlowSpec,
+    /// The transport's parameters, validated.
+    pub params: Params,
+    /// The sending application.
+    pub app: Box<dyn Application>,
+    /// The sender's own random stream (`Stream::Flow(flow)`).
+    pub rng: Rng,
+}
+
+/// A flow's sender and receiver.
+pub type Endpoints = (Box<dyn Endpoint>, Box<dyn Endpoint>);
+
+/// A registered transport.
+pub struct TransportModel {
+    /// Name used in scenarios.
+    pub name: &'static str,
+    /// One line: what it is and its sources.
+    pub doc: &'static str,
+    /// Declared parameters (socket options).
+    pub params: &'static [ParamSpec],
+    /// Build the sender and the receiver; errors name the field.
+    pub build: fn(TransportArgs) -> Result<Endpoints, ConfigError>,
+}
+
+/// Every transport ccsim knows.
+pub static TRANSPORTS: &[TransportModel] = &[crate::tcp::MODEL, crate::udp::MODEL, crate::dccp::MODEL];
+
+/// A transport without a congestion control of its own choosing refuses `cc`.
+pub(crate) fn refuse_cc(args: &TransportArgs, why: &str) -> Result<(), ConfigError> {
+    match args.spec.cc {
+        Some(_) => Err(ConfigError::new(format!("{}.cc", args.field), why)),
+        None => Ok(()),
+    }
+}
