@@ -49,7 +49,13 @@ def toml_string(text: str) -> str:
     return f'"{escaped}"'
 
 
+class RawToml(str):
+    """TOML text written as is (an integer literal Python will not convert to text, say)."""
+
+
 def toml_value(value: Any) -> str:
+    if isinstance(value, RawToml):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -482,3 +488,111 @@ def test_a_directory_a_missing_file_a_pipe_or_an_endless_device_exits_2(tmp_path
     for target in (tmp_path, tmp_path / "missing.toml", tmp_path / "pipe.toml", Path("/dev/zero")):
         code, out, err = cli("validate", str(target))
         _check_bad_input(code, out, err, target, "")
+
+
+# --- hostile values anywhere ---------------------------------------------------------------------
+
+# Values no range admits, and strings built against parsers: beyond the float range, beyond
+# int() of 4300 digits (tomllib's limit), beyond i64 and u64, blanks that make a backtracking
+# pattern quadratic, megabytes of text, line breaks and NULs.
+HOSTILE = [
+    10**400, -(10**400), 10**4000, RawToml("9" * 4400), 2**64, -(2**63) - 1, 1e308, -1e308, float("inf"),
+    "1s" + " " * 100_000 + "x", " " * 100_000 + "5", "1" + "\t" * 100_000 + "ms%", "x" * 300_000, "5ms\n[x]\ny = 1",
+    "\x00", "1" * 5000 + "ms", "9" * 400 + "e9999Gbps", "1e-400s", {"kind": "x" * 100_000}, [[[[10**400]]]],
+]
+# Numbers only: what a model's numeric parameter is given half the time.
+HOSTILE_NUMBERS = [v for v in HOSTILE if isinstance(v, (int, float))]
+# The keys under which a scenario holds a model (a name or a table with kind): its family.
+_MODEL_KEYS = ("queue", "cc", "transport", "app", "controller", "reference")
+
+
+def _leaves(node: Any, path: list[Any]) -> list[list[Any]]:
+    if isinstance(node, dict):
+        return [leaf for k, v in node.items() for leaf in _leaves(v, [*path, k])] or [path]
+    if isinstance(node, list):
+        return [leaf for i, v in enumerate(node) for leaf in _leaves(v, [*path, i])] or [path]
+    return [path]
+
+
+def _model_tables(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """(family, path) of every place in ``data`` that holds a model (a name or a table)."""
+    found = []
+    for path in _leaves(data, []):
+        for i, part in enumerate(path):
+            if part in _MODEL_KEYS and (part, path[: i + 1]) not in found:
+                found.append((part, path[: i + 1]))
+    return found
+
+
+@st.composite
+def hostile_scenario(draw: Any) -> tuple[str, str]:
+    """(file content, a description of the mutation): a valid scenario with one hostile value,
+    at any leaf or as any declared parameter of a model it uses."""
+    data = draw(valid_scenario())
+    value = draw(st.sampled_from(HOSTILE))
+    models = _model_tables(data)
+    if models and draw(st.booleans()):
+        family, path = draw(st.sampled_from(models))
+        node = data
+        for part in path[:-1]:
+            node = node[part]
+        table = node[path[-1]]
+        if isinstance(table, str):
+            table = node[path[-1]] = {"kind": table}
+        model = REGISTRY.model(family, table["kind"])
+        if not model.params:
+            return to_toml(data), f"{family} {model.name} (no parameters)"
+        param = draw(st.sampled_from(model.params))
+        table[param.name] = draw(st.sampled_from(HOSTILE_NUMBERS)) if draw(st.booleans()) else value
+        return to_toml(data), f"{_text_path(path)}.{param.name}"
+    path = draw(st.sampled_from(_leaves(data, [])))
+    _set(data, path, value)
+    return to_toml(data), _text_path(path)
+
+
+# Longest error line: errors quote a cut piece of a value, never all of it.
+MAX_ERROR_LINE = 4100
+
+
+@settings(max_examples=150 * SCALE, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_scenario())
+def test_hostile_values_anywhere_exit_0_or_2_quickly_with_one_short_line(case: tuple[str, str]) -> None:
+    import time
+
+    content, where = case
+    with scenario_file(content) as path:
+        started = time.perf_counter()
+        code, out, err = cli("validate", str(path))
+        elapsed = time.perf_counter() - started
+    assert code in (0, 2), (where, code, err[:500])
+    assert elapsed < 5.0, (where, elapsed)  # linear parsers: a quadratic one takes tens of seconds here
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in err, (where, err[:1000])
+        assert lines[0].startswith(f"ccsim: {path}"), (where, lines[0][:300])
+        assert len(lines[0]) < MAX_ERROR_LINE, (where, len(lines[0]))
+
+
+@settings(max_examples=6, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(hostile_scenario())
+def test_hostile_values_in_a_subprocess_end_in_bounded_time_and_memory(case: tuple[str, str]) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import _cli_env
+
+    content, where = case
+    with scenario_file(content) as path:
+        try:
+            proc = subprocess.run([sys.executable, "-m", "ccsim", "run", str(path), "--quiet"], capture_output=True,
+                                  text=True, env=_cli_env(), timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"ccsim run did not end in 120 s ({where})")
+    assert proc.returncode in (0, 2), (where, proc.returncode, proc.stderr[:1000])
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 1, (where, proc.stderr[:1000])
+    assert len(proc.stderr) < MAX_ERROR_LINE, (where, len(proc.stderr))
+    # The largest resident set of any child so far (Linux reports KiB): well below a gigabyte.
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1_000_000, where

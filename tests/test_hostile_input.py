@@ -270,7 +270,7 @@ def test_jobs_beyond_any_machine_exits_2(tmp_path: Path, sweep_file: Path, comma
 def test_a_scheduler_that_is_no_address_exits_2_at_once(sweep_file: Path, tmp_path: Path) -> None:
     # A subprocess: the half-made Dask client's finaliser used to print a second traceback, 20 s
     # after the first, when the interpreter collected it.
-    for address in ("not a url", "tcp://127.0.0.1", "foo://x:1", "tcp://h:0"):
+    for address in ("not a url", "tcp://127.0.0.1", "foo://x:1", "tcp://h:0", "tls://127.0.0.1:1", "inproc://x"):
         started = time.monotonic()
         proc = run_cli("sweep", str(sweep_file), "--out", str(tmp_path / "out"), "--scheduler", address)
         assert time.monotonic() - started < 15

@@ -255,6 +255,7 @@ def test_sigterm_keeps_every_finished_run(sweep_dir: Path) -> None:
         pytest.skip("the sweep finished before the signal")  # a very fast machine
     assert code == 130, stderr
     assert "rerun the same command to resume" in stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr  # nothing after it (a pool thread's traceback)
     # Every directory that exists is whole: its record and tables read back.
     for run_dir in done:
         assert json.loads((run_dir / "run.json").read_text())["status"] == "ok"
@@ -337,3 +338,164 @@ def test_a_dying_worker_is_reported_and_does_not_raise() -> None:
     # Every call is accounted for at most once; the ones never submitted are simply absent.
     indices = [i for i, _, _ in outcomes]
     assert len(indices) == len(set(indices)) and set(indices) <= set(range(8))
+
+
+# --- damaged runs, interrupted and killed sweeps ----------------------------------------------------
+
+
+def _damage(run_dir: Path, how: str) -> None:
+    if how == "truncated table":
+        path = run_dir / "flows.parquet"
+        path.write_bytes(path.read_bytes()[:100])
+    elif how == "broken summary":
+        (run_dir / "summary.json").write_text("{", encoding="utf-8")
+    elif how == "deleted table":
+        (run_dir / "queues.parquet").unlink()
+    elif how == "garbage record":
+        (run_dir / "run.json").write_text("garbage", encoding="utf-8")
+    elif how == "changed config":
+        path = run_dir / "config.json"
+        path.write_text(path.read_text(encoding="utf-8").replace("1", "2", 1), encoding="utf-8")
+
+
+DAMAGES = ["truncated table", "broken summary", "deleted table", "garbage record"]
+
+
+def test_damaged_runs_are_found_run_again_and_reported(sweep_dir: Path) -> None:
+    path = write_sweep(sweep_dir, SMALL)
+    out = sweep_dir / "out"
+    first = sweep.run_sweep(sweep.load_sweep(path), out, jobs=2)
+    original = {d: {p.name: p.read_bytes() for p in (out / d).iterdir() if p.name != "timing.json"}
+                for d in first.table["run_dir"]}
+    for run_dir, how in zip(first.table["run_dir"], DAMAGES):
+        _damage(out / run_dir, how)
+    proc = run_cli("sweep", str(path), "--out", str(out), "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "4 runs: 4 run now, 0 done before" in proc.stdout
+    assert "warning: 4 runs kept in" in proc.stderr and "damaged" in proc.stderr and "Traceback" not in proc.stderr
+    # Run again, they are the same bytes as before the damage; the table has every run.
+    assert {d: {p.name: p.read_bytes() for p in (out / d).iterdir() if p.name != "timing.json"}
+            for d in first.table["run_dir"]} == original
+    assert_same_results(pd.read_parquet(out / "results.parquet"), first.table)
+    assert len(sweep.flows_table(out)) == 8
+    # Nothing is left to do, and nothing is reported.
+    again = run_cli("sweep", str(path), "--out", str(out), "--jobs", "2", "--quiet")
+    assert (again.returncode, again.stderr) == (0, "")
+    assert sweep.run_sweep(sweep.load_sweep(path), out, jobs=1).ran == 0
+
+
+def test_a_changed_file_and_a_damaged_copy_of_a_finished_run_are_replaced(sweep_dir: Path) -> None:
+    spec = sweep.load_sweep(write_sweep(sweep_dir, SMALL))
+    out = sweep_dir / "out"
+    first = sweep.run_sweep(spec, out, jobs=1)
+    run_dir = out / first.table["run_dir"][0]
+    _damage(run_dir, "changed config")
+    the_plan = sweep.plan(spec, out)
+    assert list(the_plan.damaged.values()) == ["config.json does not match its checksum"]
+    result = sweep.run_sweep(spec, out, jobs=1)
+    assert (result.ran, result.skipped, result.damaged) == (1, 3, 1)
+    # A run written while a damaged copy sits at its name (another session's) replaces it.
+    _damage(run_dir, "garbage record")
+    run = next(r for r in sweep.expand(spec) if r.key == run_dir.name)
+    outcome = sweep.run_config(json.dumps(run.config))
+    sweep._write_run(out / "runs", run, outcome, None)
+    assert sweep.plan(spec, out).damaged == {}
+
+
+def test_runs_written_before_manifests_are_kept_when_they_read_back(sweep_dir: Path) -> None:
+    spec = sweep.load_sweep(write_sweep(sweep_dir, SMALL))
+    out = sweep_dir / "out"
+    first = sweep.run_sweep(spec, out, jobs=1)
+    for run_dir in first.table["run_dir"]:
+        record = json.loads((out / run_dir / "run.json").read_text())
+        del record["files"]
+        (out / run_dir / "run.json").write_text(json.dumps(record), encoding="utf-8")
+    _damage(out / first.table["run_dir"][1], "truncated table")
+    result = sweep.run_sweep(spec, out, jobs=1)
+    assert (result.ran, result.skipped, result.damaged) == (1, 3, 1)
+
+
+def test_flows_table_names_a_run_damaged_after_the_sweep(sweep_dir: Path) -> None:
+    spec = sweep.load_sweep(write_sweep(sweep_dir, SMALL))
+    out = sweep_dir / "out"
+    first = sweep.run_sweep(spec, out, jobs=1)
+    _damage(out / first.table["run_dir"][2], "truncated table")
+    with pytest.raises(ScenarioError, match="damaged or unreadable.*rerun the sweep"):
+        sweep.flows_table(out)
+
+
+def test_closing_an_iterator_then_killing_the_pool_prints_nothing() -> None:
+    # The pool's manager thread fails the calls it still holds when its workers are killed; a
+    # call cancelled from outside made it die with InvalidStateError, printed as a traceback
+    # after the sweep's "interrupted" line. A subprocess, to see what reaches stderr.
+    import subprocess
+    import sys
+
+    from conftest import _cli_env
+
+    code = """
+import time
+from ccsim.executor import Executor
+ex = Executor(jobs=2)
+for reuse in (True, False):  # reused after an early close, the pool returns only the new calls
+    calls = ex.imap_unordered(time.sleep, [0.2] * 40)
+    for _ in range(3):
+        next(calls)
+    calls.close()
+    if reuse:
+        print(sorted(v for _, v, e in ex.imap_unordered(abs, [-1, -2, -3])))
+ex.close(kill=True)
+print("closed")
+"""
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_cli_env(), timeout=60)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "[1, 2, 3]\nclosed\n", "")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_workers_exit_when_the_sweep_is_killed(sweep_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import _cli_env
+
+    path = write_sweep(sweep_dir, SWEEP.replace('"1.5s"', '"1000s"'))
+    out = sweep_dir / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "ccsim", "sweep", str(path), "--out", str(out), "--jobs", "2",
+                             "--quiet"], env=_cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not [p for p in (out / "runs").glob("*") if not p.name.startswith(".")]:
+        time.sleep(0.02)
+    helpers = _children(proc.pid)  # the pool's workers and multiprocessing's resource tracker
+    proc.kill()
+    proc.wait()
+    try:
+        assert len(helpers) >= 2
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_running(p) for p in helpers):
+            time.sleep(0.05)
+        assert not [p for p in helpers if _running(p)]
+    finally:
+        for pid in helpers:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -32,7 +32,7 @@ def show(value: Any, limit: int = SHOWN_CHARS) -> str:
     (a huge integer is described by its number of digits, a broken ``__repr__`` by its type)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _SHOWN_INT_BITS:
         digits = int(value.bit_length() * 0.30103) + 1
-        return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
+        return f"{'a negative' if value < 0 else 'an'} integer of about {digits} digits"
     try:
         text = repr(value)
     except Exception:  # e.g. a container holding a huge integer

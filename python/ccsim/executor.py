@@ -5,12 +5,16 @@ the answers as they complete. The work itself is deterministic (each call carrie
 so where a call runs never changes what it returns: a cluster gives the same bytes as the
 local pool.
 
-- Local (``jobs``): a ``ProcessPoolExecutor`` with ``spawn``ed workers (no fork of a process
-  that may hold threads), which ignore SIGINT: Ctrl-C reaches the parent only, which stops
-  submitting, keeps what finished and ends the workers.
+- Local (``jobs``, at most ``MAX_JOBS``): a ``ProcessPoolExecutor`` with ``spawn``ed workers
+  (no fork of a process that may hold threads), which ignore SIGINT: Ctrl-C reaches the parent
+  only, which stops submitting, keeps what finished and ends the workers. A worker whose parent
+  dies (killed outright) exits within ``PARENT_POLL_S``.
 - Dask (``scheduler="tcp://host:port"``): a ``distributed.Client`` connected to a running
   scheduler (``dask scheduler`` + ``dask worker``); ccsim must be importable on the workers.
   A worker that dies takes its running calls with it; the scheduler runs them again elsewhere.
+  ``check_scheduler_address`` refuses what is no TCP address before a client is made; a client
+  that cannot be made or connected raises an OSError (``SchedulerUnreachable`` for Dask's
+  other exceptions).
 
 A call that raises is reported with its exception; the others go on. A local worker process
 that dies (killed, out of memory) breaks the pool: its call and every one not yet finished are
@@ -45,27 +49,26 @@ def default_jobs() -> int:
 # Local worker processes at most (the pool's C-level limits are far above what a machine runs).
 MAX_JOBS = 1024
 
-# Schemes whose addresses are HOST:PORT.
-_HOST_PORT_SCHEMES = ("tcp", "tls", "ws", "wss")
-
-
 def check_scheduler_address(address: str) -> None:
-    """ValueError unless ``address`` looks like a Dask scheduler's: ``[SCHEME://]HOST:PORT``."""
+    """ValueError unless ``address`` is a Dask scheduler's TCP address, ``[tcp://]HOST:PORT``
+    (the other transports need settings or packages that ccsim does not pass or require)."""
     from distributed.comm.addressing import parse_address, parse_host_port
-    from distributed.comm.registry import backends
 
     if not isinstance(address, str) or not address or any(c.isspace() for c in address):
         raise ValueError("expected an address such as tcp://10.0.0.5:8786")
     try:
         scheme, location = parse_address(address)
-        if scheme not in backends:
-            raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(sorted(backends))}")
-        if scheme in _HOST_PORT_SCHEMES:
-            host, port = parse_host_port(location)
-            if not host or not 0 < int(port) < 65536:
-                raise ValueError("no host, or a port outside 1..65535")
+        if scheme != "tcp":
+            raise ValueError(f"scheme {scheme!r}: ccsim connects over tcp only")
+        host, port = parse_host_port(location)
+        if not host or not 0 < int(port) < 65536:
+            raise ValueError("no host, or a port outside 1..65535")
     except (ValueError, TypeError) as exc:
         raise ValueError(f"expected an address such as tcp://10.0.0.5:8786 ({exc})") from None
+
+
+class SchedulerUnreachable(ConnectionError):
+    """The Dask client could not be made or connected; the message says why."""
 
 
 def _connect(address: str) -> Any:
@@ -81,12 +84,16 @@ def _connect(address: str) -> Any:
     client = Client.__new__(Client)
     try:
         client.__init__(address, set_as_default=False, timeout="10s")
-    except BaseException:
+    except BaseException as exc:
         try:
             client.status = "closed"
             client._loop_runner.stop()
         except Exception:  # pragma: no cover - a Dask version without these attributes
             pass
+        if isinstance(exc, Exception) and not isinstance(exc, OSError):
+            # Whatever Dask raises for an address it cannot use, the caller sees one kind.
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise SchedulerUnreachable(f"{type(exc).__name__}: {first}" if first else type(exc).__name__) from exc
         raise
     return client
 

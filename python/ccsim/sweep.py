@@ -33,10 +33,13 @@ Output directory::
                             host: the only file that differs between executors and reruns)
 
 A run's KEY is a hash of the core configuration it simulates (seed included): a directory is
-written under a temporary name and renamed when complete, so it exists whole or not at all.
-Rerunning the sweep skips every KEY that exists; changing the base scenario or a value changes
-the KEYs of the runs it affects. A run that fails is recorded (status "failed" and the error);
-``retry_failed`` runs it again.
+written under a temporary name and renamed when complete, so it exists whole or not at all,
+and its run.json lists the size and SHA-256 of every other file (timing.json apart). Rerunning
+the sweep skips every KEY whose directory checks out, and runs the damaged ones again (counted
+in ``SweepResult.damaged``); changing the base scenario or a value changes the KEYs of the runs
+it affects. A run that fails is recorded (status "failed" and the error); ``retry_failed`` runs
+it again. A mistake of the sweep file itself (a key the scenario does not have, a bad value in
+[set]) is a ``SweepFileError`` before anything runs.
 """
 
 from __future__ import annotations
@@ -258,7 +261,7 @@ def _blame_the_sweep_file(spec: SweepSpec, params: dict[str, Any], exc: Scenario
     """The sweep-file error behind ``exc`` (the validation error of one point's scenario), or
     None when it is the point's own: a value of [set] that the point does not replace fails
     every point, and so does a key of [grid] or [[points]] that the scenario does not have."""
-    from .overrides import parse_key
+    from .overrides import _path_text, parse_key
     from .scenario import _concerns
 
     for key in [*spec.fixed, *params]:
@@ -270,13 +273,6 @@ def _blame_the_sweep_file(spec: SweepSpec, params: dict[str, Any], exc: Scenario
             where = "" if exc.field == normalized else f" at {exc.field}"
             return SweepFileError(spec.file, spec.origin(key), f"{exc.message} (in {exc.file}{where})")
     return None
-
-
-def _path_text(parts: list[str | int]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
 
 
 def expand(spec: SweepSpec) -> list[RunSpec]:
