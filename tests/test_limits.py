@@ -5,6 +5,8 @@ real run records, refusal of absurd trace volumes with a message saying why and 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 import ccsim
 from ccsim import limits
 from ccsim.errors import ScenarioError
-from conftest import SCENARIOS, run_cli
+from conftest import ROOT, SCENARIOS, run_cli
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
 
@@ -192,3 +194,24 @@ def test_paths_of_a_configuration_the_engine_refuses_are_empty() -> None:
     assert err.value.field == "flows[1].dst"
     config["flows"].pop()
     assert _paths(config) == [[(0, "ab")]]
+
+
+@pytest.mark.parametrize("flows", [9, 900, 9000])
+def test_the_estimate_is_within_twice_the_peak_of_the_scaling_dumbbells(flows: int) -> None:
+    # bench/scaling.py's dumbbell at 100 Mbit/s for 10 s: packets wait where paths narrow, so
+    # the estimate follows the bottleneck, not every queue's limit (which put 9 000 flows at
+    # 4.3 GiB against a 430 MiB peak).
+    code = f"""
+import resource, sys
+sys.path.insert(0, {str(ROOT / "bench")!r})
+import scaling, ccsim
+from ccsim import limits
+s = scaling.scenario({flows}, "100Mbps", 10.0)
+estimate = limits.estimate(s.to_config()).total
+ccsim.run(s)
+print(estimate / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    estimate, peak = map(float, proc.stdout.split())
+    assert peak / 2 < estimate < 2 * peak, (estimate, peak)

@@ -165,6 +165,43 @@ def _window_packets(flow: dict[str, Any]) -> int:
     return int(rwnd.get("packets", 0)) + int(rwnd.get("bytes", 0)) // mss + 10
 
 
+def _held_packets(config: dict[str, Any]) -> int:
+    """Packets the network can hold at once, at most every queue full and at most every flow's
+    window: queues fill where a path narrows, so per link direction that is some flow's
+    slowest, its limit plus its bandwidth-delay product (at the longest round trip of its
+    flows), twice over for slow start's overshoot, plus twice every flow's initial window (its
+    first bursts wait in the faster queues before the bottleneck)."""
+    links = config["links"]
+    queued = 0
+    for link in links:
+        for way in ("ab", "ba"):
+            queued += _limit_packets(link[way])
+    windows = 0
+    narrow: dict[tuple[int, str], float] = {}  # slowest direction -> longest round trip (s)
+    for flow, hops in zip(config["flows"], _paths(config)):
+        windows += _window_packets(flow)
+        if hops:
+            slowest = min(hops, key=lambda h: links[h[0]][h[1]]["rate_bps"])
+            rtt = 2 * sum(links[i][way].get("delay_ns", 0) for i, way in hops) / 1e9
+            narrow[slowest] = max(narrow.get(slowest, 0.0), rtt)
+    initial = sum(2 * _initial_window(flow) for flow in config["flows"])
+    paths = initial + sum(
+        2 * (_limit_packets(links[i][way]) + links[i][way]["rate_bps"] * rtt / (8 * 1500))
+        for (i, way), rtt in narrow.items())
+    return int(min(queued, windows, paths)) if config["flows"] else 0
+
+
+def _limit_packets(direction: dict[str, Any]) -> int:
+    limit = _param(direction["queue"], "limit", {"packets": 1000})
+    return int(limit.get("packets", 0)) + int(limit.get("bytes", 0)) // 1500
+
+
+def _initial_window(flow: dict[str, Any]) -> int:
+    if flow["transport"]["kind"] == "tcp":
+        return int(_param(flow["transport"], "init_cwnd", 10))
+    return 10
+
+
 def _offered_packets(flow: dict[str, Any], window_s: float) -> float:
     """Packets an open-loop application offers whatever the network does."""
     app = flow["app"]
@@ -204,13 +241,7 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
     trace = config.get("trace") or {}
     est = MemoryEstimate()
     # What does not grow with simulated time.
-    windows = sum(_window_packets(f) for f in flows)
-    queued = 0
-    for link in links:
-        for way in ("ab", "ba"):
-            limit = _param(link[way]["queue"], "limit", {"packets": 1000})
-            queued += limit.get("packets", 0) + limit.get("bytes", 0) // 1500
-    packets = min(queued, windows) if flows else 0
+    packets = _held_packets(config)
     # Routing (net/route.rs): a next-hop entry for every node with several links and every
     # host that ends a flow.
     degree = [0] * len(nodes)
