@@ -68,7 +68,7 @@ def test_smc_estimates_the_jitter_tail_probability_inside_its_interval(write_tom
     path = write_toml(one_packet(f'{{ delay = "{DELAY_US:g}us", jitter = "{JITTER_US:g}us", distribution = "{distribution}" }}'))
     threshold = base + (DELAY_US + x_us) * 1e-6
     r = smc.check(path, f"Pr[<=1](<> flows.0.delay_max_s > {threshold!r})", runs=400, seed=7, jobs=2)
-    assert r.random_elements == [f"processing jitter at R ({distribution}, {JITTER_US:g} us)"]
+    assert r.random_elements == [f"random processing jitter at R ({distribution}, {JITTER_US:g} us)"]
     lo, hi = r.interval
     assert lo <= truth <= hi, (r.estimate, r.interval, truth)
     # And the delay never leaves [base + delay, base + delay + jitter] for the uniform: the
@@ -100,7 +100,7 @@ def test_topology_helpers_give_processing_to_their_routers_and_hosts() -> None:
     nodes = {n["name"]: n.get("processing") for n in scenario.to_config()["nodes"]}
     assert nodes == {"sensor0": {"delay": 2000}, "sensor1": {"delay": 2000}, "controller": {"delay": 2000},
                      "router": {"jitter": 10000, "distribution": "exponential"}}
-    assert smc.random_elements(scenario) == ["processing jitter at router (exponential, 10 us)"]
+    assert smc.random_elements(scenario) == ["random processing jitter at router (exponential, 10 us)"]
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_same_seed_same_sizes_and_the_sizes_are_a_random_element() -> None:
     assert np.array_equal(sizes(4), sizes(4))
     assert not np.array_equal(sizes(4), sizes(5))
     scenario = ccsim.from_dict(transfers("exponential"))
-    assert smc.random_elements(scenario)[0] == "flows[0].app transfer (exponential sizes)"
+    assert smc.random_elements(scenario)[0] == "flows[0].app transfer (random sizes, distribution exponential)"
     assert smc.random_elements(ccsim.from_dict(transfers("fixed"))) == []
 
 

@@ -42,6 +42,9 @@ class Simulation:
 def registry_json() -> str:
     """Every registered model with its parameters, as JSON."""
 
+def facts_json() -> str:
+    """Engine facts besides the models: a control loop's result row and the highest plant order."""
+
 def flow_paths(config_json: str) -> list[list[int]]:
     """Every flow's path from its source to its destination as the engine routes it: link
     indices (``2 i`` is ``links[i]`` from a to b, ``2 i + 1`` back), empty when the two hosts

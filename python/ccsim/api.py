@@ -19,6 +19,7 @@ import pandas as pd
 from .bulk import without_gc
 from .errors import ScenarioError
 from .paths import inside, write_atomically
+from .registry import control_columns
 from .scenario import U64_MAX, Scenario, from_dict, load
 
 __all__ = ["run", "run_config", "replay", "write_replay", "replay_hint", "Result", "as_scenario", "TABLE_I_COLUMNS"]
@@ -43,14 +44,6 @@ TABLE_I_COLUMNS = {
 # The time series and per-event logs of the engine's results, which ``Result`` holds as
 # DataFrames only.
 LOGS = ("traces", "queue_events", "messages", "rtt_samples", "control_traces")
-
-# Columns of ``Result.control`` (ControlResult in ncs/mod.rs), so that a run without loops
-# still has a typed, empty table.
-CONTROL_COLUMNS = [
-    "id", "name", "h_s", "sensor_flow", "actuator_flow", "itae", "itae_sum", "iae", "ise", "iae_sum", "ise_sum",
-    "samples_scored", "samples", "samples_lost", "samples_stale", "controls", "controls_lost", "controls_stale",
-    "controls_applied", "actuation_delay_mean_s", "actuation_delay_max_s", "final_u", "final_y",
-]
 
 # Wall time a slice of events should take: short enough for Ctrl-C and the bar to
 # respond, long enough that crossing into Rust costs nothing measurable.
@@ -124,7 +117,7 @@ class Result:
         self.rtt_samples = pd.DataFrame(log) if log else None
         """Every RTT sample of every TCP sender over the whole run (``time_s``, ``flow``, ``rtt_s``)
         when ``trace.rtt`` is on."""
-        self.control = pd.DataFrame(self.raw.get("control") or [], columns=CONTROL_COLUMNS)
+        self.control = pd.DataFrame(self.raw.get("control") or [], columns=control_columns())
         """One row per ``[[control]]`` loop: ``itae`` (∫ t|e| dt), ``itae_sum`` (Σ t_k |e_k|, the
         scale of the ANCE paper's 8727 threshold), ``iae``, ``ise``, the per-sample ``iae_sum``
         and ``ise_sum``, sample and control counts (lost, stale, applied) and the actuation

@@ -55,7 +55,6 @@ __all__ = [
     "Objective",
     "Comparison",
     "DEFAULT_QUEUES",
-    "EXCLUDED_CCS",
     "PRESETS",
     "METRICS",
     "prepare",
@@ -74,14 +73,6 @@ __all__ = [
 
 # The papers' queue disciplines (ANCE: DT, RED, CoDel, PIE; Piotrowska: DT, PIE, CoDel).
 DEFAULT_QUEUES = ("droptail", "red", "codel", "pie")
-# Congestion controls that work only with a particular router (left out unless asked for):
-# they need ECN marks that a plain queue at its defaults does not give, or a router of their own.
-EXCLUDED_CCS = {
-    "dctcp": "needs ECN threshold marking (queue 'threshold')",
-    "edctcp": "needs ECN threshold marking (queue 'threshold') and routers that return drops",
-    "jersey": "needs congestion warnings from 'jersey_cw' routers",
-    "encn": "needs 'encn' routers",
-}
 # Reno differs from NewReno only without SACK (it needs sack = false).
 RENO_NEEDS_NO_SACK = "reno"
 
@@ -510,16 +501,22 @@ def prepare(
         raise ScenarioError(file, "flows", "compare varies the congestion control of TCP flows; the scenario has none")
     sack = any(f["transport"]["kind"] == "tcp" and f["transport"].get("params", {}).get("sack", True)
                for f in config["flows"] if f.get("transport"))
+    queue_names = list(queues) if queues is not None else list(DEFAULT_QUEUES)
+    if not queue_names:
+        raise ScenarioError(file, "--queue", "give at least one queue discipline")
+    for name in queue_names:
+        _check_model(registry, "queue", name, file, "--queue")
     if ccs is None:
-        ccs = []
-        for name in registry.names("cc"):
-            if name in EXCLUDED_CCS:
-                continue
-            if name == RENO_NEEDS_NO_SACK and sack:
-                continue
-            ccs.append(name)
-        left = ", ".join(f"{n} ({why})" for n, why in EXCLUDED_CCS.items())
-        notes.append(f"congestion controls left out by default: {left}")
+        # Congestion controls that need a queue discipline of their own (the registry's
+        # partner_queues) are left out unless one of those is compared.
+        ccs, left = [], []
+        for model in registry.models("cc"):
+            if model.partner_queues and not set(model.partner_queues) & set(queue_names):
+                left.append(f"{model.name} (needs queue {' or '.join(repr(q) for q in model.partner_queues)})")
+            elif not (model.name == RENO_NEEDS_NO_SACK and sack):
+                ccs.append(model.name)
+        if left:
+            notes.append(f"congestion controls left out by default: {', '.join(left)}")
         if sack:
             notes.append("reno left out: the flows use SACK, with which reno recovers as newreno does")
     else:
@@ -527,11 +524,6 @@ def prepare(
             raise ScenarioError(file, "--cc", "give at least one congestion control")
         for name in ccs:
             _check_model(registry, "cc", name, file, "--cc")
-    queue_names = list(queues) if queues is not None else list(DEFAULT_QUEUES)
-    if not queue_names:
-        raise ScenarioError(file, "--queue", "give at least one queue discipline")
-    for name in queue_names:
-        _check_model(registry, "queue", name, file, "--queue")
     if len(set(ccs)) != len(ccs) or len(set(queue_names)) != len(queue_names):
         raise ScenarioError(file, "--cc" if len(set(ccs)) != len(ccs) else "--queue", "a name is listed twice")
 

@@ -38,14 +38,7 @@ __all__ = [
     "AppAlgo",
     "ControllerAlgo",
     "ReferenceAlgo",
-    "FLOW_REFERENCES",
 ]
-
-FLOW_REFERENCES = frozenset({"to"})
-"""Integer application parameters that point at another flow (the ``reply`` application's
-``to``): they take a flow index or a flow's ``name``, which the scenario resolves to an index
-when it compiles (scenario.py)."""
-
 
 class StrictModel(BaseModel):
     """Base of every scenario table: unknown keys are errors that list the allowed ones."""
@@ -168,7 +161,7 @@ class _AlgoParser:
             names = {
                 key: value
                 for key, value in given.items()
-                if self.family == "app" and key in FLOW_REFERENCES and isinstance(value, str)
+                if key in model.flow_refs and isinstance(value, str)
                 and (spec := model.param(key)) is not None and spec.kind == "int"
             }
             params = registry.validate_params(self.family, kind, {**given, **dict.fromkeys(names, 0)})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from . import units
@@ -208,9 +208,31 @@ class ModelInfo:
     doc: str
     params: tuple[ParamInfo, ...]
     settings: tuple[ProfileSetting, ...] = ()
+    random: Mapping[str, str] = field(default_factory=lambda: {"when": "never"}, hash=False)
+    """Whether it draws random numbers (registry.rs ``Randomness``): ``when`` is ``never``,
+    ``always``, or ``unless_default`` (random when parameter ``param`` is not at its default);
+    ``what`` says what is random."""
+    partner_queues: tuple[str, ...] = ()
+    """A congestion control's: the queue disciplines it needs at its bottleneck (any of them)."""
+    flow_refs: tuple[str, ...] = ()
+    """An application's integer parameters that name another flow."""
 
     def param(self, name: str) -> ParamInfo | None:
         return next((p for p in self.params if p.name == name), None)
+
+    def randomness(self, params: Mapping[str, Any]) -> str | None:
+        """What is random in this model with ``params`` (as given; absent ones at their
+        defaults), or None when it draws nothing."""
+        when = self.random.get("when", "never")
+        if when == "always":
+            return self.random["what"]
+        if when == "unless_default":
+            spec = self.param(self.random["param"])
+            default = spec.default if spec is not None else None
+            value = params.get(self.random["param"], default)
+            if value != default:
+                return f"{self.random['what']}, {self.random['param']} {value}"
+        return None
 
 
 class Registry:
@@ -248,6 +270,9 @@ class Registry:
                         )
                         for s in entry.get("settings", [])
                     ),
+                    random=entry.get("random", {"when": "never"}),
+                    partner_queues=tuple(entry.get("partner_queues", ())),
+                    flow_refs=tuple(entry.get("flow_refs", ())),
                 )
                 for entry in entries
             ]
@@ -325,6 +350,26 @@ class Registry:
 
 
 _registry: Registry | None = None
+
+
+def engine_facts() -> dict[str, Any]:
+    """Facts of the engine besides the models (registry.rs ``facts_json``): ``control_row``, a
+    control loop's result row (its keys are ``Result.control``'s columns, in order), and
+    ``max_plant_order``."""
+    global _facts
+    if _facts is None:
+        from . import _core
+
+        _facts = json.loads(_core.facts_json())
+    return _facts
+
+
+_facts: dict[str, Any] | None = None
+
+
+def control_columns() -> list[str]:
+    """The columns of ``Result.control`` (the engine's ControlResult)."""
+    return list(engine_facts()["control_row"])
 
 
 def get_registry() -> Registry:

@@ -21,7 +21,6 @@ from . import units
 from .bulk import without_gc
 from .errors import NO_FILE, SHOWN_CHARS, FieldError, ScenarioError, one_line, show
 from .fields import (
-    FLOW_REFERENCES,
     AppAlgo,
     Bytes,
     CcAlgo,
@@ -35,7 +34,7 @@ from .fields import (
 )
 from .overrides import apply_overrides
 from .profiles import apply_profile
-from .registry import get_registry
+from .registry import engine_facts, get_registry
 from .topology import Dumbbell, Network, Topology
 
 __all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
@@ -98,7 +97,6 @@ class Flow(StrictModel):
 
 MOTOR_NUM = [36.3]
 MOTOR_DEN = [1.0, 36.17, 0.0]
-MAX_PLANT_ORDER = 7  # ncs/plant.rs MAX_ORDER
 
 
 class Plant(StrictModel):
@@ -122,8 +120,8 @@ class Plant(StrictModel):
             num.pop(0)
         if len(den) < 2:
             raise FieldError("den", "the denominator must have degree >= 1 (e.g. [1, 36.17, 0])")
-        if len(den) - 1 > MAX_PLANT_ORDER:
-            raise FieldError("den", f"plant order {len(den) - 1} exceeds the supported {MAX_PLANT_ORDER}")
+        if len(den) - 1 > (max_order := engine_facts()["max_plant_order"]):
+            raise FieldError("den", f"plant order {len(den) - 1} exceeds the supported {max_order}")
         if len(num) > len(den):
             raise FieldError("num", f"improper: numerator degree {len(num) - 1} > denominator degree {len(den) - 1}")
         return self
@@ -351,15 +349,20 @@ def _replica_name(flow: Flow, replica: int) -> str | None:
     return f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
 
 
+def _flow_refs(app_kind: str) -> tuple[str, ...]:
+    return get_registry().model("app", app_kind).flow_refs
+
+
 def _check_flow_references(scenario: Scenario) -> None:
-    """Application parameters that point at a flow (FLOW_REFERENCES) name an existing one."""
+    """Application parameters that point at a flow (the registry's ``flow_refs``) name an
+    existing one."""
     names = scenario.flow_names()
     known = ", ".join(repr(n) for n in names if n is not None) or "none (give flows a name)"
     first = 0  # index of the table's first compiled flow
     for i, flow in enumerate(scenario.flows):
         own = range(first, first + flow.count)
         first += flow.count
-        for key in sorted(FLOW_REFERENCES & flow.app.params.keys()):
+        for key in sorted(set(_flow_refs(flow.app.kind)) & flow.app.params.keys()):
             target = flow.app.params[key]
             where = f"flows[{i}].app.{key}"
             if isinstance(target, str) and target in names and names.index(target) in own:
@@ -380,7 +383,7 @@ def _resolve_app(flow: Flow, names: list[str | None]) -> dict[str, Any]:
     """The application's core configuration with flow names replaced by flow indices."""
     app = flow.app.to_config()
     for key, value in app["params"].items():
-        if key in FLOW_REFERENCES and isinstance(value, str):
+        if key in _flow_refs(flow.app.kind) and isinstance(value, str):
             app["params"][key] = names.index(value)
     return app
 

@@ -38,9 +38,9 @@ The vocabulary (``vocabulary()`` lists it for a scenario):
 Names with other characters go in backquotes: ```queue.my-router->B.length```.
 
 Randomness: runs differ only through the scenario's random elements (``random_elements``):
-start-time windows (``start = "0s..1s"``), packet error rates (``loss``), and queue disciplines
-or congestion controls that draw random numbers (RED, PIE, CHOKe, ECN-CoDel's marking,
-FQ-CoDel's hash perturbation, E-DCTCP's backoff). Run ``i`` uses a seed derived from the master
+start-time windows (``start = "0s..1s"``), packet error rates (``loss``), and the models the
+engine's registry declares random (``ccsim list`` marks them: RED's early drops, E-DCTCP's
+backoff, Poisson arrivals, ...). Run ``i`` uses a seed derived from the master
 seed and ``i``, so a check is reproducible. Without any random element every run is the same
 and ``check`` refuses: the probability is 0 or 1 and one ``ccsim run`` decides it.
 
@@ -74,6 +74,7 @@ from typing import Any
 
 import numpy as np
 
+from . import registry
 from .errors import ScenarioError, show
 
 __all__ = [
@@ -88,20 +89,7 @@ __all__ = [
     "vocabulary",
     "check",
     "SmcResult",
-    "RANDOM_QUEUES",
-    "RANDOM_CCS",
-    "RANDOM_APPS",
-    "RANDOM_SIZE_APPS",
 ]
-
-# Models that draw from their random stream (engine: qdisc/red.rs, pie.rs, choke.rs,
-# ecn_codel.rs, fq_codel.rs; tcp/cc/edctcp.rs; app/poisson.rs, app/transfer.rs; node processing
-# jitter, net/processing.rs). Keep in step with the engine.
-RANDOM_QUEUES = frozenset({"red", "pie", "choke", "ecn_codel", "fq_codel"})
-RANDOM_CCS = frozenset({"edctcp"})
-RANDOM_APPS = frozenset({"poisson"})
-# Applications whose size is random when their `distribution` is not "fixed" (app/transfer.rs).
-RANDOM_SIZE_APPS = frozenset({"transfer"})
 
 DEFAULT_TRACE_INTERVAL_NS = 10_000_000
 DEFAULT_MAX_RUNS = 10_000
@@ -558,31 +546,33 @@ class Sprt:
 # --- scenario side: random elements, names ---------------------------------------------------------
 
 
+def _random_models(family: str) -> list[str]:
+    """The models of `family` that can draw random numbers."""
+    return [m.name for m in registry.get_registry().models(family) if m.random.get("when", "never") != "never"]
+
+
 def random_elements(scenario: Any) -> list[str]:
     """The scenario's declared sources of randomness, described (empty: every seed gives the
     same run)."""
+    reg = registry.get_registry()
     found: list[str] = []
     for i, flow in enumerate(scenario.flows):
         if flow.start[1] is not None:
             found.append(f"flows[{i}].start window ({flow.start[0] / 1e9:g}..{flow.start[1] / 1e9:g} s)")
-        if flow.cc is not None and flow.cc.kind in RANDOM_CCS:
-            found.append(f"flows[{i}].cc {flow.cc.kind} (random backoff)")
-        if flow.app.kind in RANDOM_APPS:
-            found.append(f"flows[{i}].app {flow.app.kind} (random arrivals)")
-        size_dist = flow.app.params.get("distribution", "fixed")
-        if flow.app.kind in RANDOM_SIZE_APPS and size_dist != "fixed":
-            found.append(f"flows[{i}].app {flow.app.kind} ({size_dist} sizes)")
+        for family, spec in (("cc", flow.cc), ("app", flow.app)):
+            if spec is not None and (what := reg.model(family, spec.kind).randomness(spec.params)):
+                found.append(f"flows[{i}].{family} {spec.kind} ({what})")
+    processing_model = reg.model("node", "processing")
     for node, processing in scenario.network.processing.items():
-        # net/processing.rs: a jitter above 0 draws from the node's stream for every packet.
-        if processing.get("jitter", 0) > 0:
-            dist = processing.get("distribution", "uniform")
-            found.append(f"processing jitter at {node} ({dist}, {processing['jitter'] / 1e3:g} us)")
+        if processing_model.randomness(processing):
+            found.append(f"{processing_model.random['what']} at {node} ({processing.get('distribution', 'uniform')}, "
+                         f"{processing['jitter'] / 1e3:g} us)")
     for link in scenario.network.links:
         for name, d in ((f"{link.a}->{link.b}", link.ab), (f"{link.b}->{link.a}", link.ba)):
             if d.loss > 0:
                 found.append(f"packet error rate {d.loss:g} on {name}")
-            if d.queue.kind in RANDOM_QUEUES:
-                found.append(f"randomized queue discipline {d.queue.kind} on {name}")
+            if what := reg.model("queue", d.queue.kind).randomness(d.queue.params):
+                found.append(f"queue discipline {d.queue.kind} on {name} ({what})")
     return found
 
 
@@ -622,8 +612,6 @@ def _shape(config: dict[str, Any]) -> _Shape:
     raw = json.loads(_core.Simulation(json.dumps(probe)).results_json())
     flows = raw["flows"]
     cwnd = sorted(int(c.split(".")[1]) for c in raw["traces"] if c.startswith("flow.") and c.endswith(".cwnd_bytes"))
-    from .api import CONTROL_COLUMNS
-
     return _Shape(
         queues=[q["name"] for q in raw["queues"]],
         bottleneck=config.get("bottleneck"),
@@ -632,7 +620,7 @@ def _shape(config: dict[str, Any]) -> _Shape:
         queue_fields=list(raw["queues"][0]) if raw["queues"] else [],
         loops=[c["name"] for c in raw.get("control") or []] or [loop.get("name") or f"control{i}"
                                                                for i, loop in enumerate(config.get("control", []))],
-        control_fields=list(CONTROL_COLUMNS),
+        control_fields=registry.control_columns(),
         cwnd_flows=cwnd,
     )
 
@@ -1105,7 +1093,7 @@ def check(
                             "(start = \"0s..1s\"), a packet error rate (loss = 0.001), Poisson arrivals (app kind "
                             "poisson), random transfer sizes (app transfer with distribution = \"pareto\", ...), "
                             "processing jitter at a node (processing = { jitter = \"50us\" }), or a randomized "
-                            f"queue discipline ({', '.join(sorted(RANDOM_QUEUES))})")
+                            f"queue discipline ({', '.join(_random_models('queue'))})")
     interval_ns = None
     if trace_interval is not None:
         from .units import parse_time

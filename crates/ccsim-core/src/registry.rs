@@ -111,6 +111,14 @@ pub fn registry_json() -> String {
     serde_json::to_string(&entries).expect("the registry serializes")
 }
 
+/// Facts of the engine the Python front needs besides the models: the columns of a control
+/// loop's results (an empty loop's row, in declaration order, so that a run without loops
+/// still gets a typed table) and the highest plant order a loop supports.
+pub fn facts_json() -> String {
+    let control = serde_json::to_string(&crate::ncs::ControlResult::default()).expect("a row serializes");
+    format!(r#"{{"control_row":{control},"max_plant_order":{}}}"#, crate::ncs::plant::MAX_ORDER)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

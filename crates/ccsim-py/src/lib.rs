@@ -242,6 +242,12 @@ fn registry_json() -> String {
 
 /// Every flow's path from its source to its destination as the engine routes it: link
 /// indices (2 i is `links[i]` from a to b, 2 i + 1 back), empty when not connected.
+/// Engine facts besides the models (registry.rs `facts_json`), as JSON.
+#[pyfunction]
+fn facts_json() -> String {
+    ccsim_core::registry::facts_json()
+}
+
 #[pyfunction]
 fn flow_paths(py: Python<'_>, config_json: &str) -> PyResult<Vec<Vec<u32>>> {
     match catch_engine(|| {
@@ -262,5 +268,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(facts_json, m)?)?;
     Ok(())
 }

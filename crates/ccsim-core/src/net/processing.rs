@@ -63,7 +63,7 @@ pub static PARAMS: &[ParamSpec] = &[
 
 /// A jitter above 0 draws from the node's stream for every packet.
 pub const RANDOM: crate::registry::Randomness =
-    crate::registry::Randomness::UnlessDefault { param: "jitter", what: "processing jitter" };
+    crate::registry::Randomness::UnlessDefault { param: "jitter", what: "random processing jitter" };
 
 /// Doc line for `ccsim list`.
 pub const DOC: &str = "per-packet processing at a node (routers: forwarded packets; hosts: sent and received), FIFO: \

@@ -76,7 +76,7 @@ pub const MODEL: QueueModel = QueueModel {
     name: "fq_codel",
     doc: "FQ-CoDel: per-flow CoDel queues served by deficit round robin, new flows first (RFC 8290)",
     params: PARAMS,
-    random: Randomness::Always { what: "a random flow-hash perturbation" },
+    random: Randomness::Always { what: "random flow-hash perturbation" },
     build: |p: &Params| {
         Box::new(FqCodel::new(
             CodelParams::from_params(p),
