@@ -6,14 +6,15 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 export MPLBACKEND := Agg
 
-.PHONY: setup develop run test test-rust lint-rust test-python bench bench-scaling bench-ns3 bench-htsim clean
+.PHONY: setup develop run test test-rust lint-rust test-python lint-python bench bench-scaling bench-ns3 bench-htsim clean
 
 # The virtual environment with the Python dependencies (re-made when pyproject.toml changes).
 $(BIN)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.5,<2" "pydantic>=2.5" "numpy>=1.26" "pandas>=2.1" \
-		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" "statsmodels>=0.14" "scipy>=1.11"
+		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" "statsmodels>=0.14" "scipy>=1.11" \
+		"ruff==0.17.6" "mypy==2.4.1"
 	touch $@
 
 setup: $(BIN)/.deps
@@ -36,16 +37,25 @@ lint-rust:
 	cargo fmt --all -- --check
 	cargo clippy --all-targets --workspace --quiet -- -D warnings
 
-test-python:
+test-python: lint-python
 	$(BIN)/python -m pytest -q -rs
+
+# House rules for the Python: ruff (lint and format, pyproject.toml) and mypy on the package.
+lint-python: setup
+	$(BIN)/ruff check python tests bench --exclude bench/ns3
+	$(BIN)/ruff format --check python tests bench --exclude bench/ns3
+	$(BIN)/mypy
 
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/memory.py
 
-# ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): installs the PyPI
-# package ns3 into bench/ns3/.venv, compiles bench/ns3/dumbbell.cc, runs both, prints the table.
+# ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): builds ns-3 from
+# Debian's source package with its optimized profile (once, cached in bench/ns3/.build/; about
+# 15 minutes on one core; adds a deb-src entry and installs cmake if missing), compiles
+# bench/ns3/dumbbell.cc against it, runs both, prints the table. BENCH_NS3_ARGS=--also-pypi adds
+# the PyPI package ns3 (a slower build) as a second column; --ns3-jobs=1 builds on one core.
 bench-ns3: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/ns3/run.py $(BENCH_NS3_ARGS)

@@ -42,9 +42,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 import ccsim
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 BINARY = ROOT / "target" / "release" / "ccsim-bench"
@@ -55,8 +54,9 @@ BINARY = ROOT / "target" / "release" / "ccsim-bench"
 TCP = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd": "4MiB", "sack": True}
 
 
-def scenario(n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", duration_s: float = 30,
-             warmup_s: float = 10) -> ccsim.Scenario:
+def scenario(
+    n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", duration_s: float = 30, warmup_s: float = 10
+) -> ccsim.Scenario:
     """The benchmark dumbbell: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
     access links whose one-way delay d_i = 1 + 48 i / (N - 1) ms gives base RTTs of 8..200 ms,
     NewReno+SACK bulk flows (1448 B MSS with timestamps: 1500 B packets), delayed ACKs every
@@ -114,10 +114,17 @@ def main() -> int:
     parser.add_argument("--against", type=Path, help="another ccsim-bench binary to alternate with")
     parser.add_argument("--duration", type=float, default=30.0, help="simulated seconds (the benchmark: 30)")
     parser.add_argument("--warmup", type=float, default=10.0, help="statistics from here, seconds (the benchmark: 10)")
-    parser.add_argument("--write-configs", type=Path, metavar="DIR",
-                        help="write the core configurations dumbbell-N.json here and run nothing")
-    parser.add_argument("--instructions", action="store_true",
-                        help="count the event loop's instructions under callgrind instead of timing runs")
+    parser.add_argument(
+        "--write-configs",
+        type=Path,
+        metavar="DIR",
+        help="write the core configurations dumbbell-N.json here and run nothing",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count the event loop's instructions under callgrind instead of timing runs",
+    )
     args = parser.parse_args()
     if not 0 <= args.warmup < args.duration:
         print(f"bench: need 0 <= --warmup < --duration, got {args.warmup} and {args.duration}", file=sys.stderr)
@@ -182,17 +189,27 @@ def instructions(flows: list[int], config: Callable[[int], str]) -> int:
             path = Path(tmp) / f"dumbbell-{n}.json"
             path.write_text(config(n))
             out = subprocess.run(
-                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/callgrind.out",
-                 "--toggle-collect=ccsim_core::engine::Simulation::run_until", str(BINARY), str(path)],
-                check=True, capture_output=True, text=True)
+                [
+                    "valgrind",
+                    "--tool=callgrind",
+                    f"--callgrind-out-file={tmp}/callgrind.out",
+                    "--toggle-collect=ccsim_core::engine::Simulation::run_until",
+                    str(BINARY),
+                    str(path),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             collected = re.search(r"Collected : (\d+)", out.stderr)
             if collected is None or int(collected.group(1)) == 0:
                 # Nothing counted: the loop's symbol was not found (renamed, or stripped).
                 print(f"bench: no instructions counted in the event loop:\n{out.stderr}", file=sys.stderr)
                 return 2
             count, events = int(collected.group(1)), json.loads(out.stdout)["events"]
-            print(f"N={n:4d}  {count:,} instructions in the event loop, {events:,} events, "
-                  f"{count / events:.1f} per event")
+            print(
+                f"N={n:4d}  {count:,} instructions in the event loop, {events:,} events, {count / events:.1f} per event"
+            )
     return 0
 
 

@@ -30,13 +30,17 @@ def _child(args: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "ccsim", *args], capture_output=True, text=True)
     wall = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
-    print(json.dumps({"code": proc.returncode, "stderr": proc.stderr[-2000:], "wall_s": wall,
-                      "peak_rss_bytes": peak_kib * 1024}))
+    print(
+        json.dumps(
+            {"code": proc.returncode, "stderr": proc.stderr[-2000:], "wall_s": wall, "peak_rss_bytes": peak_kib * 1024}
+        )
+    )
 
 
 def measure(args: list[str]) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", json.dumps(args)], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(args)], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
 
 
@@ -66,9 +70,17 @@ def main() -> int:
         if result["code"] != 0:
             print(f"ccsim run failed ({result['code']}): {result['stderr']}", file=sys.stderr)
             return 1
-        rows.append({"duration": duration, "wall_s": result["wall_s"], "peak_rss_bytes": result["peak_rss_bytes"],
-                     "estimate_bytes": predicted})
-        print(f"{duration:>9} {result['wall_s']:8.1f} {result['peak_rss_bytes'] / 2**20:13.0f} {predicted / 2**20:13.0f}")
+        rows.append(
+            {
+                "duration": duration,
+                "wall_s": result["wall_s"],
+                "peak_rss_bytes": result["peak_rss_bytes"],
+                "estimate_bytes": predicted,
+            }
+        )
+        print(
+            f"{duration:>9} {result['wall_s']:8.1f} {result['peak_rss_bytes'] / 2**20:13.0f} {predicted / 2**20:13.0f}"
+        )
     peak = max(r["peak_rss_bytes"] for r in rows)
     verdict = "meets" if peak < TARGET_BYTES else "MISSES"
     print(f"peak {peak / 2**20:.0f} MiB: {verdict} the 200 MB target")

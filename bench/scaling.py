@@ -50,7 +50,9 @@ def main() -> int:
     points = [(int(n), "100Mbps") for n in args.flows.split(",") if n]
     points += [(90, r) for r in args.rates.split(",") if r and (90, r) not in points]
     rows = []
-    print("| flows | bottleneck | simulated (s) | build (s) | wall (s) | events | M events/s | M bottleneck pkts/s | peak RSS (MiB) | utilization |")
+    print(
+        "| flows | bottleneck | simulated (s) | build (s) | wall (s) | events | M events/s | M bottleneck pkts/s | peak RSS (MiB) | utilization |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for n, rate in points:

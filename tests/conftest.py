@@ -43,8 +43,13 @@ def interrupt_cli(*args: str, runs: Path, after: int, sig: int = signal.SIGINT) 
     # interrupt tests (a library's doing; no test module does it on import).
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "ccsim", *args], env=_cli_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ccsim", *args],
+            env=_cli_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     finally:
         signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 60
@@ -65,4 +70,3 @@ def write_toml(tmp_path: Path):
         return path
 
     return write
-

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import ccsim
 import pandas as pd
 import pytest
-
-import ccsim
 from ccsim import _core, api
 from ccsim.scenario import load
-
 from conftest import SCENARIOS
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
@@ -19,15 +17,60 @@ SHORT = ["simulation.duration=6s", "simulation.warmup=1s"]
 
 # Columns of results.rs (FlowResult, QueueResult): the DataFrames carry all of them.
 FLOW_COLUMNS = {
-    "id", "name", "group", "src", "dst", "transport", "cc", "app", "start_s", "bytes_delivered", "bytes_received",
-    "goodput_bps", "packets_sent", "packets_received", "retransmissions", "timeouts", "fast_recoveries", "ecn_reductions",
-    "queue_drops", "link_losses", "rtt_samples", "rtt_min_s", "rtt_mean_s", "rtt_max_s", "delay_mean_s",
-    "delay_max_s", "messages_generated", "messages_lost_at_sender", "final_cwnd_bytes",
+    "id",
+    "name",
+    "group",
+    "src",
+    "dst",
+    "transport",
+    "cc",
+    "app",
+    "start_s",
+    "bytes_delivered",
+    "bytes_received",
+    "goodput_bps",
+    "packets_sent",
+    "packets_received",
+    "retransmissions",
+    "timeouts",
+    "fast_recoveries",
+    "ecn_reductions",
+    "queue_drops",
+    "link_losses",
+    "rtt_samples",
+    "rtt_min_s",
+    "rtt_mean_s",
+    "rtt_max_s",
+    "delay_mean_s",
+    "delay_max_s",
+    "messages_generated",
+    "messages_lost_at_sender",
+    "final_cwnd_bytes",
 }
 QUEUE_COLUMNS = {
-    "name", "kind", "from", "to", "rate_bps", "arrivals", "departures", "drops", "marks", "drop_ratio",
-    "mean_len_pkts", "sd_len_pkts", "mean_len_bytes", "sd_len_bytes", "max_len_pkts", "mean_sojourn_s",
-    "mean_drop_sojourn_s", "max_sojourn_s", "p50_sojourn_s", "p99_sojourn_s", "tx_bytes", "utilization", "link_losses",
+    "name",
+    "kind",
+    "from",
+    "to",
+    "rate_bps",
+    "arrivals",
+    "departures",
+    "drops",
+    "marks",
+    "drop_ratio",
+    "mean_len_pkts",
+    "sd_len_pkts",
+    "mean_len_bytes",
+    "sd_len_bytes",
+    "max_len_pkts",
+    "mean_sojourn_s",
+    "mean_drop_sojourn_s",
+    "max_sojourn_s",
+    "p50_sojourn_s",
+    "p99_sojourn_s",
+    "tx_bytes",
+    "utilization",
+    "link_losses",
 }
 
 
@@ -59,8 +102,9 @@ def test_summary_holds_the_documented_keys_and_is_json(result: ccsim.Result) -> 
     assert {"flows", "queues", "jain_index", "utilization", "events", "seed"} <= set(summary)
     assert "traces" not in summary
     assert {"id", "cc", "goodput_bps", "retransmissions", "rtt_mean_s"} <= set(summary["flows"][0])
-    assert {"name", "kind", "mean_len_pkts", "sd_len_pkts", "mean_sojourn_s", "drops", "marks",
-            "drop_ratio"} <= set(summary["queues"][0])
+    assert {"name", "kind", "mean_len_pkts", "sd_len_pkts", "mean_sojourn_s", "drops", "marks", "drop_ratio"} <= set(
+        summary["queues"][0]
+    )
     assert summary["seed"] == result.seed == 3
     assert summary["events"] == result.events > 0
 
@@ -96,8 +140,11 @@ def test_bad_input_raises_scenario_errors_and_engine_config_errors() -> None:
     # An unroutable flow passes the file checks; the engine names the field of its config.
     disconnected = {
         "simulation": {"duration": "1s"},
-        "topology": {"kind": "explicit", "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
-                     "links": []},
+        "topology": {
+            "kind": "explicit",
+            "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
+            "links": [],
+        },
         "flows": [{"src": "a", "dst": "b"}],
     }
     with pytest.raises(_core.ConfigError) as engine_error:
@@ -107,10 +154,17 @@ def test_bad_input_raises_scenario_errors_and_engine_config_errors() -> None:
 
 def test_write_saves_tables_summary_and_plots(result: ccsim.Result, tmp_path: Path) -> None:
     written = result.write(tmp_path / "run")
-    assert sorted(p.name for p in written) == sorted([
-        "flows.parquet", "queues.parquet", "traces.parquet", "summary.json",
-        "queue_length.png", "cwnd.png", "goodput.png",
-    ])
+    assert sorted(p.name for p in written) == sorted(
+        [
+            "flows.parquet",
+            "queues.parquet",
+            "traces.parquet",
+            "summary.json",
+            "queue_length.png",
+            "cwnd.png",
+            "goodput.png",
+        ]
+    )
     assert json.loads((tmp_path / "run" / "summary.json").read_text()) == result.summary
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "run" / "traces.parquet"), result.traces)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "run" / "flows.parquet"), result.flows)
@@ -181,7 +235,6 @@ def test_the_engine_is_driven_in_increasing_slices_to_the_end() -> None:
     assert all(b <= 4 * a for a, b in zip(sim.budgets, sim.budgets[1:], strict=False))
 
 
-
 def test_progress_bar_follows_simulated_time_and_closes_on_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(api, "PROGRESS_AFTER_S", 0.0)
     monkeypatch.setattr(api, "_ProgressBar", FakeBar)
@@ -232,8 +285,9 @@ def test_event_log_lists_every_drop_the_queues_counted(tmp_path: Path) -> None:
 
 def test_message_log_matches_the_flow_counters() -> None:
     """`[trace] messages = true`: one row per message; a bulk flow's one message stays pending."""
-    scenario = ccsim.load(str(SCENARIOS / "flagship.toml"), ["trace.messages=true", "simulation.duration=5s",
-                                                           "simulation.warmup=0s"])
+    scenario = ccsim.load(
+        str(SCENARIOS / "flagship.toml"), ["trace.messages=true", "simulation.duration=5s", "simulation.warmup=0s"]
+    )
     result = ccsim.run(scenario)
     assert result.messages is not None
     # Bulk applications write one unlimited message each: nothing is ever delivered whole.
@@ -246,8 +300,16 @@ def test_result_keeps_the_logs_once_and_gives_them_back_whole() -> None:
     """``Result.raw`` holds no log (they are the DataFrames); ``engine_results`` rebuilds the
     engine's JSON from them: against the engine's own JSON, every log gives the same table."""
     path = str(SCENARIOS / "examples" / "ncs_dumbbell.toml")
-    scenario = ccsim.load(path, ["trace.events=true", "trace.messages=true", "trace.rtt=true",
-                                 "simulation.duration=4s", "simulation.warmup=1s"])
+    scenario = ccsim.load(
+        path,
+        [
+            "trace.events=true",
+            "trace.messages=true",
+            "trace.rtt=true",
+            "simulation.duration=4s",
+            "simulation.warmup=1s",
+        ],
+    )
     result = ccsim.run(scenario, seed=5)
     assert not set(api.LOGS) & set(result.raw)
     sim = _core.Simulation(json.dumps(result.config))

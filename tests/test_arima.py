@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccsim
 from ccsim import arima
 from ccsim.cli import main
-
 from conftest import SCENARIOS, run_cli
 
 # The paper's ARIMA(2,1,1) (after eq. 24).
@@ -117,11 +115,14 @@ def test_forecast_errors_are_the_innovations_the_fit_minimises() -> None:
     assert np.allclose(errors, expected, atol=1e-15)
 
 
-@pytest.mark.parametrize("series, message", [
-    (np.linspace(0.1, 0.2, 10), "at least 20"),
-    (np.full(100, 0.05), "constant"),
-    (np.r_[np.linspace(0.1, 0.2, 50), np.nan], "non-finite"),
-])
+@pytest.mark.parametrize(
+    "series, message",
+    [
+        (np.linspace(0.1, 0.2, 10), "at least 20"),
+        (np.full(100, 0.05), "constant"),
+        (np.r_[np.linspace(0.1, 0.2, 50), np.nan], "non-finite"),
+    ],
+)
 def test_unusable_series_are_refused(series: np.ndarray, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         arima.select_order(series)
@@ -145,16 +146,22 @@ def test_cli_prints_every_order_and_the_choice(tmp_path: Path, capsys: pytest.Ca
     assert "5000 RTTs from column rtt_s" in out
 
 
-@pytest.mark.parametrize("text, message", [
-    (None, "no such file"),
-    ("", "empty"),
-    ("a,b\nx,y\nz,w\n", "no numeric column"),
-    ("time_s,rtt\n" + "".join(f"{i},{0.1 + 0.001 * (i % 7)}\n" for i in range(50)), "numeric columns: time_s, rtt"),
-    ("rtt_s\n0.1\n0.2\n0.15\n", "at least 20"),
-    ("rtt_s\n" + "0.1\n" * 30 + "fast\n", "non-numeric value (data row 31)"),
-    ("time_s,flow,rtt_s\n" + "".join(f"{i},{i % 2},{0.1 + 0.001 * (i % 5)}\n" for i in range(60)), "several flows (0, 1)"),
-    ("rtt_s\n" + "0.08\n" * 40, "constant"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (None, "no such file"),
+        ("", "empty"),
+        ("a,b\nx,y\nz,w\n", "no numeric column"),
+        ("time_s,rtt\n" + "".join(f"{i},{0.1 + 0.001 * (i % 7)}\n" for i in range(50)), "numeric columns: time_s, rtt"),
+        ("rtt_s\n0.1\n0.2\n0.15\n", "at least 20"),
+        ("rtt_s\n" + "0.1\n" * 30 + "fast\n", "non-numeric value (data row 31)"),
+        (
+            "time_s,flow,rtt_s\n" + "".join(f"{i},{i % 2},{0.1 + 0.001 * (i % 5)}\n" for i in range(60)),
+            "several flows (0, 1)",
+        ),
+        ("rtt_s\n" + "0.08\n" * 40, "constant"),
+    ],
+)
 def test_cli_refuses_bad_traces_with_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None, message: str
 ) -> None:
@@ -185,8 +192,9 @@ def test_cli_options_select_the_column_and_flow(tmp_path: Path, capsys: pytest.C
 
 
 def test_a_run_exports_rtt_samples_that_the_cli_fits(tmp_path: Path) -> None:
-    scenario = ccsim.load(str(SCENARIOS / "flagship.toml"),
-                          ["trace.rtt=true", "simulation.duration=8s", "simulation.warmup=1s"])
+    scenario = ccsim.load(
+        str(SCENARIOS / "flagship.toml"), ["trace.rtt=true", "simulation.duration=8s", "simulation.warmup=1s"]
+    )
     assert scenario.to_config()["trace"]["rtt"] is True
     result = ccsim.run(scenario)
     log = result.rtt_samples
@@ -214,8 +222,9 @@ def test_a_run_exports_rtt_samples_that_the_cli_fits(tmp_path: Path) -> None:
 # Flow 0's RTTs (s) from `ccsim run scenarios/papers/ca-artt/asymmetric.toml --set trace.rtt=true
 # --set simulation.duration=60s`: a few steps while the upstream queue fills, then the backward
 # flows hold it at one length and every sample is 1.043 s.
-CA_ARTT_RTT = np.r_[[0.213748625, 0.214748625, 0.47, 0.471, 0.471, 0.939, 0.94, 0.94, 0.941, 0.941, 0.942],
-                    np.full(165, 1.043)]
+CA_ARTT_RTT = np.r_[
+    [0.213748625, 0.214748625, 0.47, 0.471, 0.471, 0.939, 0.94, 0.94, 0.941, 0.941, 0.942], np.full(165, 1.043)
+]
 
 
 def css_sigma2(x: np.ndarray, phi, theta, start: int = 2) -> float:
@@ -223,24 +232,32 @@ def css_sigma2(x: np.ndarray, phi, theta, start: int = 2) -> float:
     y = np.diff(x)
     e = np.zeros(len(y))
     for t in range(start, len(y)):
-        e[t] = (y[t] - sum(f * y[t - i] for i, f in enumerate(phi, 1))
-                - sum(th * e[t - j] for j, th in enumerate(theta, 1)))
+        e[t] = (
+            y[t] - sum(f * y[t - i] for i, f in enumerate(phi, 1)) - sum(th * e[t - j] for j, th in enumerate(theta, 1))
+        )
     return float(np.mean(e[start:] ** 2))
 
 
 def nesting_violations(selection: arima.OrderSelection) -> list[tuple[str, str, float, float]]:
     fits = selection.fits
-    return [(small.name, big.name, small.sigma2, big.sigma2) for small in fits for big in fits
-            if small is not big and small.p <= big.p and small.q <= big.q and big.sigma2 > small.sigma2]
+    return [
+        (small.name, big.name, small.sigma2, big.sigma2)
+        for small in fits
+        for big in fits
+        if small is not big and small.p <= big.p and small.q <= big.q and big.sigma2 > small.sigma2
+    ]
 
 
-@pytest.mark.parametrize("series", [
-    # The real trace: Hannan-Rissanen's start led ARIMA(2,1,2) to sigma2 0.000979, above the
-    # 0.000838 of the ARIMA(2,1,1) it contains.
-    pytest.param(CA_ARTT_RTT, id="ca-artt"),
-    # An ARIMA(2,1,1) series where the same start left ARIMA(2,1,1) at 1.047, above ARIMA(0,1,1).
-    pytest.param(synthetic(200, seed=8, phi=(0.5, 0.2), theta=(-0.9,)), id="synthetic"),
-])
+@pytest.mark.parametrize(
+    "series",
+    [
+        # The real trace: Hannan-Rissanen's start led ARIMA(2,1,2) to sigma2 0.000979, above the
+        # 0.000838 of the ARIMA(2,1,1) it contains.
+        pytest.param(CA_ARTT_RTT, id="ca-artt"),
+        # An ARIMA(2,1,1) series where the same start left ARIMA(2,1,1) at 1.047, above ARIMA(0,1,1).
+        pytest.param(synthetic(200, seed=8, phi=(0.5, 0.2), theta=(-0.9,)), id="synthetic"),
+    ],
+)
 def test_a_larger_order_never_fits_worse_than_one_it_nests(series: np.ndarray) -> None:
     selection = arima.select_order(series)
     assert nesting_violations(selection) == []
@@ -264,8 +281,11 @@ def test_small_orders_reach_the_minimum_of_a_grid_search() -> None:
     grid = np.linspace(-0.999, 0.999, 21)
     fits = {f.order: f for f in arima.select_order(CA_ARTT_RTT).fits}
     for p, q in [(0, 1), (0, 2), (1, 1)]:
-        searched = min(css_sigma2(CA_ARTT_RTT, g[:p], g[p:]) for g in itertools.product(grid, repeat=p + q)
-                       if arima._admissible(g[:p], g[p:]))
+        searched = min(
+            css_sigma2(CA_ARTT_RTT, g[:p], g[p:])
+            for g in itertools.product(grid, repeat=p + q)
+            if arima._admissible(g[:p], g[p:])
+        )
         assert fits[(p, 1, q)].sigma2 <= searched, ((p, q), fits[(p, 1, q)].sigma2, searched)
 
 
@@ -278,7 +298,7 @@ def test_fits_are_css_minima_by_statsmodels_estimates() -> None:
     for order in [(2, 1, 1), (2, 1, 2)]:
         params = sm.ARIMA(x, order=order).fit().params
         p, q = order[0], order[2]
-        theirs = css_sigma2(x, params[:p], params[p:p + q])
+        theirs = css_sigma2(x, params[:p], params[p : p + q])
         assert fits[order].sigma2 <= theirs, (order, fits[order].sigma2, theirs)
 
 
@@ -297,7 +317,7 @@ def test_converged_fits_are_stationary_points() -> None:
             up, down = beta.copy(), beta.copy()
             up[i] += h
             down[i] -= h
-            slope = (css_sigma2(x, up[:f.p], up[f.p:]) - css_sigma2(x, down[:f.p], down[f.p:])) / (2 * h)
+            slope = (css_sigma2(x, up[: f.p], up[f.p :]) - css_sigma2(x, down[: f.p], down[f.p :])) / (2 * h)
             # A step of 1e-3 along a slope of 1e-5 would lower sigma2 by 1e-8 of ~1: nothing.
             assert abs(slope) < 1e-5, (f.name, i, slope)
     assert selection.unconverged == ()
@@ -324,7 +344,8 @@ def test_degenerate_traces_are_flagged() -> None:
     # The CA-ARTT trace: 167 of its 175 differences are zero.
     assert arima.degeneracy(CA_ARTT_RTT) == (
         "167 of 175 differences (95.4 %) are zero: the series is piecewise constant, not an ARIMA "
-        "process, so no order is a trustworthy choice")
+        "process, so no order is a trustworthy choice"
+    )
     assert arima.select_order(CA_ARTT_RTT).degenerate == arima.degeneracy(CA_ARTT_RTT)
     # Variance ~0: rounding-level wiggles on a constant RTT count as no movement.
     assert arima.degeneracy(0.1 + 1e-14 * rng.normal(size=300)).startswith("299 of 299 differences")
@@ -366,8 +387,10 @@ def test_cli_marks_orders_that_did_not_converge(
         for q in range(3):
             assert ("no (3 evals)" in rows[f"ARIMA({p},1,{q})"]) == (q > 0)
     text = " ".join(out.split())  # the console wraps long lines
-    assert ("not converged, left out of the choice: ARIMA(0,1,1), ARIMA(0,1,2), ARIMA(1,1,1), "
-            "ARIMA(1,1,2), ARIMA(2,1,1), ARIMA(2,1,2)") in text
+    assert (
+        "not converged, left out of the choice: ARIMA(0,1,1), ARIMA(0,1,2), ARIMA(1,1,1), "
+        "ARIMA(1,1,2), ARIMA(2,1,1), ARIMA(2,1,2)"
+    ) in text
     selection = select_order(x, max_iterations=3)
     chosen = selection.best
     assert chosen.q == 0 and f"chosen: {chosen.name}" in text

@@ -18,9 +18,9 @@ def bench(*args: str) -> subprocess.CompletedProcess:
 
 def test_written_configurations_are_the_benchmark_at_the_given_length(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
-    import bench as bench_module
-
     import ccsim
+
+    import bench as bench_module
 
     done = bench("--flows", "10,90", "--duration", "5", "--warmup", "2.5", "--write-configs", str(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -45,7 +45,11 @@ def test_a_warmup_outside_the_run_is_refused(tmp_path: Path) -> None:
 def test_counting_instructions_without_valgrind_says_what_is_missing(tmp_path: Path) -> None:
     """`--instructions` runs callgrind; where valgrind is not on the PATH it says so and exits 2
     (the count itself is measured by hand, like every speed figure)."""
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench.py"), "--instructions", "--flows", "10"],
-                          capture_output=True, text=True, env={"PATH": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench.py"), "--instructions", "--flows", "10"],
+        capture_output=True,
+        text=True,
+        env={"PATH": str(tmp_path)},
+    )
     assert done.returncode == 2
     assert "--instructions needs valgrind" in done.stderr

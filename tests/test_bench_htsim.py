@@ -24,9 +24,20 @@ def run():
 
 
 def one_run(rate, goodput=90.0, events=6.0):
-    return {"bottleneck_pkts_per_s": rate, "wall_s": 1e6 / rate, "events_per_s": events * rate, "peak_rss_mib": 4.0,
-            "events": events * 1e6, "bottleneck_packets": 1e6, "events_per_packet": events, "goodput_mbps": goodput,
-            "jain": 0.9, "queue_mean_pkts": 700.0, "queue_sd_pkts": 100.0, "drop_ratio": 0.01}
+    return {
+        "bottleneck_pkts_per_s": rate,
+        "wall_s": 1e6 / rate,
+        "events_per_s": events * rate,
+        "peak_rss_mib": 4.0,
+        "events": events * 1e6,
+        "bottleneck_packets": 1e6,
+        "events_per_packet": events,
+        "goodput_mbps": goodput,
+        "jain": 0.9,
+        "queue_mean_pkts": 700.0,
+        "queue_sd_pkts": 100.0,
+        "drop_ratio": 0.01,
+    }
 
 
 def test_summary_pairs_the_runs_by_round(run):
@@ -47,11 +58,17 @@ def test_htsim_goodput_is_counted_at_ccsims_payload(run, monkeypatch):
     """htsim's 1500-byte packets carry 1500 bytes of goodput, ccsim's 1448: 100 Mbit/s of
     htsim goodput is 100 * 1448 / 1500 = 96.533 Mbit/s of ccsim's."""
     raw = {
-        "wall_s": 0.5, "events": 3_000_000, "bottleneck_packets": 250_000, "peak_rss_bytes": 2**22,
-        "results": {"warmup_s": 10.0, "jain_index": 0.5,
-                    "flows": [{"goodput_bps": 60e6}, {"goodput_bps": 40e6}],
-                    "queues": [{"name": "A->B", "drop_ratio": 0.02}],
-                    "traces": {"time_s": [0.0, 10.0, 20.0], "queue.A->B.len_pkts": [5.0, 10.0, 30.0]}},
+        "wall_s": 0.5,
+        "events": 3_000_000,
+        "bottleneck_packets": 250_000,
+        "peak_rss_bytes": 2**22,
+        "results": {
+            "warmup_s": 10.0,
+            "jain_index": 0.5,
+            "flows": [{"goodput_bps": 60e6}, {"goodput_bps": 40e6}],
+            "queues": [{"name": "A->B", "drop_ratio": 0.02}],
+            "traces": {"time_s": [0.0, 10.0, 20.0], "queue.A->B.len_pkts": [5.0, 10.0, 30.0]},
+        },
     }
     monkeypatch.setattr(run.ns3_run, "run_process", lambda argv: (raw, 0.6, 0.55, 4.0))
     htsim = run.measured(["twin"], run.HTSIM_MSS)

@@ -1,5 +1,6 @@
 """bench/ns3/run.py (`make bench-ns3`): the figures it derives from both simulators' output, its
-pass/fail against issue 9's targets, and that the ns-3 twin keeps the benchmark's settings.
+pass/fail against issue 9's targets, that the ns-3 twin keeps the benchmark's settings, and how
+it builds and caches the optimized ns-3 it measures against (with a stand-in ns-3 tree).
 ns-3 itself is not needed here (the comparison is not part of CI)."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ def load(script: str):
     """A script of bench/ns3 as a module (it is not a package)."""
     spec = importlib.util.spec_from_file_location(f"bench_ns3_{script}", ROOT / "bench" / "ns3" / f"{script}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # run.py's dataclass looks its module up there
     spec.loader.exec_module(module)
     return module
 
@@ -48,7 +51,9 @@ def raw_output(queue_samples, times, drop_ratio=0.01, goodputs=(40e6, 60e6)):
 def test_metrics_use_only_samples_from_the_warmup_and_the_bottleneck_queue(run):
     # Samples before 10 s (100 and 200 packets) must be ignored: mean of 10, 20, 30, 40 = 25,
     # population sd = sqrt(((15^2 + 5^2) * 2) / 4) = sqrt(125).
-    m = run.metrics(raw_output([100, 200, 10, 20, 30, 40], [0, 5, 10, 15, 20, 25]), proc_wall=3.0, cpu_s=2.5, rss_mib=12.0)
+    m = run.metrics(
+        raw_output([100, 200, 10, 20, 30, 40], [0, 5, 10, 15, 20, 25]), proc_wall=3.0, cpu_s=2.5, rss_mib=12.0
+    )
     assert m["queue_mean_pkts"] == pytest.approx(25.0)
     assert m["queue_sd_pkts"] == pytest.approx(125**0.5)
     assert m["goodput_mbps"] == pytest.approx(100.0)
@@ -59,9 +64,23 @@ def test_metrics_use_only_samples_from_the_warmup_and_the_bottleneck_queue(run):
 
 
 def figures(goodput, queue, drop, wall):
-    return {"wall_s": wall, "process_wall_s": wall, "cpu_s": wall, "peak_rss_mib": 10.0, "events": 1.0, "bottleneck_pkts_per_s": 1.0,
-            "goodput_mbps": goodput, "jain": 0.9, "queue_mean_pkts": queue, "queue_sd_pkts": 1.0, "drop_ratio": drop,
-            "timeouts": 0.0, "fast_recoveries": 0.0, "retransmissions": 0.0, "other_drops": 0.0}
+    return {
+        "wall_s": wall,
+        "process_wall_s": wall,
+        "cpu_s": wall,
+        "peak_rss_mib": 10.0,
+        "events": 1.0,
+        "bottleneck_pkts_per_s": 1.0,
+        "goodput_mbps": goodput,
+        "jain": 0.9,
+        "queue_mean_pkts": queue,
+        "queue_sd_pkts": 1.0,
+        "drop_ratio": drop,
+        "timeouts": 0.0,
+        "fast_recoveries": 0.0,
+        "retransmissions": 0.0,
+        "other_drops": 0.0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -69,7 +88,10 @@ def figures(goodput, queue, drop, wall):
     [
         (figures(95.5, 720, 0.0119, 0.5), {"speed": True, "goodput": True, "queue_mean": True, "drop_ratio": True}),
         # 5.5 % less goodput, 21 % more queue, 25 % fewer drops, only 99x faster.
-        (figures(94.5, 726, 0.0075, 101 / 99), {"speed": False, "goodput": False, "queue_mean": False, "drop_ratio": False}),
+        (
+            figures(94.5, 726, 0.0075, 101 / 99),
+            {"speed": False, "goodput": False, "queue_mean": False, "drop_ratio": False},
+        ),
     ],
 )
 def test_report_judges_each_metric_against_its_band_relative_to_ns3(run, ccsim, passes, capsys):
@@ -79,6 +101,17 @@ def test_report_judges_each_metric_against_its_band_relative_to_ns3(run, ccsim, 
     assert out["checks"]["goodput"]["value"] == pytest.approx(ccsim["goodput_mbps"] / 100.0 - 1)
     text = capsys.readouterr().out
     assert text.count("PASS") == sum(passes.values()) and text.count("FAIL") == 4 - sum(passes.values())
+
+
+def test_report_shows_other_builds_as_secondary_columns_and_judges_only_the_optimized(run, capsys):
+    ccsim, optimized = figures(95.5, 720, 0.0119, 0.5), figures(100.0, 600, 0.01, 45.0)
+    pypi = figures(100.0, 600, 0.01, 110.0)
+    out = run.report(90, 3, ccsim, optimized, {"pypi": pypi})
+    assert out["speedup_cpu"] == pytest.approx(90.0) and not out["checks"]["speed"]["pass"]
+    assert out["other_builds"]["pypi"]["speedup_cpu"] == pytest.approx(220.0)
+    assert out["other_builds"]["pypi"]["optimized_speedup_cpu"] == pytest.approx(110.0 / 45.0)
+    text = capsys.readouterr().out
+    assert "ns-3 optimized" in text and "ns-3 pypi" in text and "2.44x the optimized build's CPU time" in text
 
 
 def test_relative_difference_of_zero_drops_is_zero_only_when_both_are_zero(run):
@@ -122,7 +155,11 @@ def test_the_ns3_twin_sets_what_the_ccsim_scenario_sets(run):
     assert bottleneck["ab"]["queue"] == {"kind": "droptail", "params": {"limit": {"packets": 900}}}
     assert 'SetMaxSize(QueueSize("900p"))' in source
     assert access["ab"]["queue"]["params"]["limit"] == {"packets": 1000} and source.count('StringValue("1000p")') == 2
-    assert (bottleneck["ab"]["rate_bps"], bottleneck["ab"]["delay_ns"], access["ab"]["rate_bps"]) == (100_000_000, 2_000_000, 10**9)
+    assert (bottleneck["ab"]["rate_bps"], bottleneck["ab"]["delay_ns"], access["ab"]["rate_bps"]) == (
+        100_000_000,
+        2_000_000,
+        10**9,
+    )
     assert 'StringValue("100Mbps")' in source and "MilliSeconds(2)" in source and 'StringValue("1Gbps")' in source
     assert "1.0 + 48.0 * i / (nFlows - 1)" in source and access["ab"]["delay_ns"] == 1_000_000
     assert config["duration_ns"] == 30 * 10**9 and config["warmup_ns"] == 10 * 10**9
@@ -224,7 +261,9 @@ def test_the_datacenter_cubic_is_the_reproductions_cubic(run):
     assert set(run.TWIN_CC.values()) == accepted("datacenter", "cc")
     assert piotrowska.CCS["cubic"] == {"kind": "cubic", "tcp_friendliness": True}
     cubic = get_registry().model("cc", "cubic")
-    defaults = {name: cubic.param(name).default for name in ("hystart", "tcp_friendliness", "fast_convergence", "beta", "c")}
+    defaults = {
+        name: cubic.param(name).default for name in ("hystart", "tcp_friendliness", "fast_convergence", "beta", "c")
+    }
     # ns-3's TcpCubic defaults, but for HyStart, which common.h turns off.
     assert defaults == {"hystart": False, "tcp_friendliness": True, "fast_convergence": True, "beta": 0.7, "c": 0.4}
     assert HYSTART_OFF in (ROOT / "bench" / "ns3" / "common.h").read_text()
@@ -239,3 +278,150 @@ def test_the_simulators_tie_rule_patch_still_applies():
     patch = ROOT / "bench" / "experiments" / "simulators-tie-rule.patch"
     done = subprocess.run([git, "apply", "--check", str(patch)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# ---- building the optimized ns-3 -------------------------------------------------------------
+
+
+def test_the_optimized_build_is_ns3s_optimized_profile_with_the_modules_the_twin_links(run):
+    assert "--build-profile=optimized" in run.NS3_CONFIGURE
+    (modules,) = [a.split("=", 1)[1].split(",") for a in run.NS3_CONFIGURE if a.startswith("--enable-modules=")]
+    # bridge comes with internet; every other library the twin links is enabled by name.
+    assert set(run.NS3_LIBS) - {"bridge"} <= set(modules)
+    assert {"--disable-examples", "--disable-tests"} <= set(run.NS3_CONFIGURE)
+
+
+def test_the_cache_key_changes_with_the_source_the_flags_and_the_compiler(run):
+    base = dict(source="a" * 64, configure=run.NS3_CONFIGURE, build=run.NS3_MODULES, compiler="g++ 12.2.0")
+    key = run.cache_key(**base)
+    assert run.cache_key(**dict(reversed(list(base.items())))) == key  # order of the inputs does not matter
+    assert run.cache_key(**{**base, "source": "b" * 64}) != key
+    assert run.cache_key(**{**base, "configure": [*run.NS3_CONFIGURE, "--enable-logs"]}) != key
+    assert run.cache_key(**{**base, "compiler": "g++ 13.1.0"}) != key
+    assert run.cache_key(**{**base, "build": [*run.NS3_MODULES, "csma"]}) != key
+
+
+def test_a_cached_directory_is_made_once_per_key_and_again_after_a_failure(run, tmp_path):
+    made = []
+
+    def make(directory):
+        made.append(directory)
+        (directory / "lib.so").write_text(str(len(made)))
+
+    target = tmp_path / "ns3-optimized"
+    assert run.cached(target, "k1", make) is True
+    assert run.cached(target, "k1", make) is False and len(made) == 1
+    (target / "stale").write_text("from the k1 build")
+    assert run.cached(target, "k2", make) is True and len(made) == 2
+    assert not (target / "stale").exists()  # a new key starts from an empty directory
+    assert (tmp_path / "ns3-optimized.key").read_text() == "k2"
+
+    def fail(directory):
+        (directory / "half").write_text("")
+        raise subprocess.CalledProcessError(2, "ns3 build")
+
+    with pytest.raises(subprocess.CalledProcessError):
+        run.cached(target, "k3", fail)
+    assert not (tmp_path / "ns3-optimized.key").exists()  # a failed build is not taken as made
+    assert run.cached(target, "k3", make) is True and not (target / "half").exists()
+
+
+FAKE_NS3 = """\
+import pathlib, sys
+here = pathlib.Path(__file__).resolve().parent
+with open(here.parent / "calls.log", "a") as log:
+    log.write(" ".join(sys.argv[1:]) + "\\n")
+if sys.argv[1] == "build":
+    (here / "build" / "lib").mkdir(parents=True)
+    (here / "build" / "lib" / "libns3.99-core-optimized.so").write_text("")
+    (here / "build" / "include" / "ns3").mkdir(parents=True)
+"""
+
+
+def fake_source(root: Path) -> Path:
+    """A stand-in ns-3 release tree, ns-allinone-3.99/ns-3.99, whose `ns3` script logs its calls
+    and whose `build` makes the library the real build makes."""
+    tree = root / "ns-allinone-3.99" / "ns-3.99"
+    tree.mkdir(parents=True)
+    (tree / "ns3").write_text(FAKE_NS3)
+    (tree / "CMakeLists.txt").write_text("project(ns3)\n")
+    (tree.parent / "netanim").mkdir()
+    return root
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["tree", "tarball"])
+def test_the_optimized_build_configures_builds_and_is_reused_until_source_or_compiler_change(
+    run, tmp_path, monkeypatch, packed
+):
+    source = fake_source(tmp_path / "source")
+    if packed:
+        tarball = tmp_path / "ns3_3.99.orig.tar.gz"
+        subprocess.run(["tar", "-czf", str(tarball), "-C", str(source), "ns-allinone-3.99"], check=True)
+        source = tarball
+    monkeypatch.setattr(run, "NS3_OPTIMIZED", tmp_path / "cache" / "ns3-optimized")
+    monkeypatch.setattr(run, "ensure_build_tools", lambda: None)
+    monkeypatch.setattr(run, "compiler", lambda: "g++ (stand-in) 12.2.0")
+    calls = tmp_path / "cache" / "ns3-optimized" / "src" / "ns-allinone-3.99" / "calls.log"
+
+    build = run.optimized_build(source, jobs=1)
+    assert calls.read_text().splitlines() == [
+        f"configure {' '.join(run.NS3_CONFIGURE)}",
+        f"build {' '.join(run.NS3_MODULES)} --jobs=1",
+    ]
+    assert (build.name, build.tag, build.suffix, build.version) == ("optimized", "ns3.99", "-optimized", "3.99")
+    assert build.lib == tmp_path / "cache" / "ns3-optimized" / "src" / "ns-allinone-3.99" / "ns-3.99" / "build" / "lib"
+    assert "optimized build from source" in build.label and "NS3_LOG and NS3_ASSERT off" in build.label
+    assert run.optimized_build(source, jobs=1) == build and len(calls.read_text().splitlines()) == 2  # cached
+
+    monkeypatch.setattr(run, "compiler", lambda: "g++ (stand-in) 13.1.0")
+    run.optimized_build(source, jobs=2)
+    assert (
+        calls.read_text().splitlines()[-1] == f"build {' '.join(run.NS3_MODULES)} --jobs=2"
+    )  # a fresh tree, configured and built again
+    assert len(calls.read_text().splitlines()) == 2
+
+
+def test_the_twin_is_compiled_with_the_optimized_builds_flags_and_libraries(run, tmp_path):
+    build = run.describe_optimized(fake_built_tree(tmp_path), Path("ns3_3.37.orig.tar.bz2"))
+    cmd = run.twin_command(run.SOURCE, build, tmp_path / "dumbbell-optimized")
+    assert {"-O3", "-march=native", "-std=c++17", "-DNS3_BUILD_PROFILE_OPTIMIZED"} <= set(cmd)
+    assert not any(a in cmd for a in ("-DNS3_LOG_ENABLE", "-DNS3_ASSERT_ENABLE"))  # the library has neither
+    assert [a for a in cmd if a.startswith("-l")] == [f"-lns3.37-{m}-optimized" for m in run.NS3_LIBS]
+    assert f"-Wl,-rpath,{build.lib}" in cmd and f"-I{build.include}" in cmd
+
+
+def fake_built_tree(root: Path) -> Path:
+    tree = root / "ns-3.37"
+    (tree / "build" / "lib").mkdir(parents=True)
+    (tree / "build" / "lib" / "libns3.37-core-optimized.so").write_text("")
+    return tree
+
+
+def test_fetching_the_source_uses_a_downloaded_tarball_without_apt(run, tmp_path, monkeypatch):
+    (tmp_path / "ns3_3.37.orig.tar.bz2").write_text("")
+    monkeypatch.setattr(run.shutil, "which", lambda name: pytest.fail(f"looked for {name}"))
+    assert run.fetch_ns3_source(tmp_path) == tmp_path / "ns3_3.37.orig.tar.bz2"
+
+
+def test_a_deb_src_entry_is_found_in_either_format_and_only_for_the_suite(run, tmp_path):
+    apt = tmp_path / "apt"
+    (apt / "sources.list.d").mkdir(parents=True)
+    (apt / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\nComponents: main\n"
+    )
+    assert not run.has_debsrc("bookworm", apt=apt)  # binary packages only
+    (apt / "sources.list").write_text(
+        "# deb-src http://deb.debian.org/debian bookworm main\n"
+        "deb-src [arch=amd64] http://deb.debian.org/debian trixie main contrib\n"
+    )
+    assert not run.has_debsrc("bookworm", apt=apt) and run.has_debsrc("trixie", apt=apt)
+    (apt / "sources.list.d" / "off.sources").write_text("Enabled: no\n" + run.debsrc_entry("bookworm"))
+    assert not run.has_debsrc("bookworm", apt=apt)
+    (apt / "sources.list.d" / run.DEBSRC_FILE).write_text(run.debsrc_entry("bookworm"))
+    assert run.has_debsrc("bookworm", apt=apt) and not run.has_debsrc("bookworm", "contrib", apt=apt)
+
+
+def test_make_bench_ns3_runs_run_py():
+    makefile = (ROOT / "Makefile").read_text()
+    target = makefile[makefile.index("\nbench-ns3:") :].split("\n\n")[0]
+    assert "bench/ns3/run.py $(BENCH_NS3_ARGS)" in target

@@ -2,9 +2,8 @@
 
 import gc
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim.bulk import without_gc
 from ccsim.errors import ScenarioError
 

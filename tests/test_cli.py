@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import SCENARIOS, run_cli
 
 FLAGSHIP = str(SCENARIOS / "flagship.toml")
@@ -71,8 +70,12 @@ def test_bad_arguments_exit_2_with_one_line(args: list[str], needles: list[str])
     ("old", "new", "field", "allowed"),
     [
         # unknown field
-        ('bottleneck_queue = "r->h2"', 'bottleneck_queue = "r->h2"\nspeed = 3', "topology.speed",
-         "allowed: kind, nodes, links, bottleneck_queue"),
+        (
+            'bottleneck_queue = "r->h2"',
+            'bottleneck_queue = "r->h2"\nspeed = 3',
+            "topology.speed",
+            "allowed: kind, nodes, links, bottleneck_queue",
+        ),
         # negative rate
         ('rate = "10Mbps"', 'rate = "-10Mbps"', "topology.links[1].rate", "must not be negative"),
         # unknown algorithm name
@@ -106,8 +109,9 @@ def test_invalid_toml_exits_2(write_toml) -> None:
 
 def test_configurations_the_engine_rejects_exit_2(write_toml) -> None:
     # Valid as a file, but there is no path from h1 to h3: only the engine's routing knows.
-    text = GOOD.replace('{ name = "h2", kind = "host" } ]',
-                        '{ name = "h2", kind = "host" }, { name = "h3", kind = "host" } ]')
+    text = GOOD.replace(
+        '{ name = "h2", kind = "host" } ]', '{ name = "h2", kind = "host" }, { name = "h3", kind = "host" } ]'
+    )
     path = write_toml(text.replace('dst = "h2"', 'dst = "h3"'))
     assert_one_line_error(run_cli("run", str(path)), str(path), "engine rejected flows[0]")
 
@@ -143,8 +147,15 @@ def test_run_prints_a_summary_and_writes_every_output(tmp_path: Path) -> None:
     proc = run_cli("run", FLAGSHIP, *SHORT, "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "Jain index" in proc.stdout and "A->B" in proc.stdout and "newreno" in proc.stdout
-    for name in ("flows.parquet", "queues.parquet", "traces.parquet", "summary.json",
-                 "queue_length.png", "cwnd.png", "goodput.png"):
+    for name in (
+        "flows.parquet",
+        "queues.parquet",
+        "traces.parquet",
+        "summary.json",
+        "queue_length.png",
+        "cwnd.png",
+        "goodput.png",
+    ):
         assert (out / name).stat().st_size > 0, name
     flows = pd.read_parquet(out / "flows.parquet")
     assert list(flows["id"]) == [0, 1, 2, 3]

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from ccsim import compare
 from ccsim.errors import ScenarioError
 from ccsim.metrics import jain
@@ -26,15 +25,23 @@ from conftest import SCENARIOS, interrupt_cli, run_cli
 
 ACCESS_LINK = SCENARIOS / "papers" / "piotrowska" / "access_link.toml"
 # Heavy congestion (900 flows: 100 per source-sink pair), shortened: 8 s with 3 s of warm-up.
-HEAVY = ["--set", "flows.count=100", "--set", "simulation.duration=8s", "--set", "simulation.warmup=3s",
-         "--set", "flows.start=0s..1s"]
+HEAVY = [
+    "--set",
+    "flows.count=100",
+    "--set",
+    "simulation.duration=8s",
+    "--set",
+    "simulation.warmup=3s",
+    "--set",
+    "flows.start=0s..1s",
+]
 
 
 # --- statistics against independent references ---------------------------------------------------
 
 # Student's t in closed form for 1 and 2 degrees of freedom (Cauchy; F(t) = 1/2 + t / (2 sqrt(2 + t^2))):
 # two-sided tail probabilities and the 0.975 quantiles, independent of any library.
-T975 = {1: math.tan(0.475 * math.pi), 2: 0.95 * math.sqrt(2.0 / (1.0 - 0.95 ** 2))}
+T975 = {1: math.tan(0.475 * math.pi), 2: 0.95 * math.sqrt(2.0 / (1.0 - 0.95**2))}
 
 
 def two_sided_p(t: float, df: int) -> float:
@@ -48,27 +55,57 @@ def sample_sd(values: list[float]) -> float:
 
 
 # Where each metric comes from in the sweep's table (compare.run_metrics).
-SWEEP_COLUMNS = {"utilization": "bottleneck.utilization", "goodput": "goodput_bps_total", "jain": "jain_index",
-                 "mean_delay": "bottleneck.mean_sojourn_s", "p99_delay": "bottleneck.p99_sojourn_s",
-                 "drop_ratio": "bottleneck.drop_ratio", "retransmissions": "retransmissions"}
-DEFAULTS = {"utilization": 0.9, "goodput": 9e6, "jain": 0.9, "mean_delay": 0.01, "p99_delay": 0.02,
-            "drop_ratio": 0.01, "retransmissions": 10.0}
+SWEEP_COLUMNS = {
+    "utilization": "bottleneck.utilization",
+    "goodput": "goodput_bps_total",
+    "jain": "jain_index",
+    "mean_delay": "bottleneck.mean_sojourn_s",
+    "p99_delay": "bottleneck.p99_sojourn_s",
+    "drop_ratio": "bottleneck.drop_ratio",
+    "retransmissions": "retransmissions",
+}
+DEFAULTS = {
+    "utilization": 0.9,
+    "goodput": 9e6,
+    "jain": 0.9,
+    "mean_delay": 0.01,
+    "p99_delay": 0.02,
+    "drop_ratio": 0.01,
+    "retransmissions": 10.0,
+}
 
 
-def analyse_cells(cells: dict[str, dict[str, list[float]]], seeds: list[int], objective: str,
-                  tmp_path: Path) -> compare.Comparison:
+def analyse_cells(
+    cells: dict[str, dict[str, list[float]]], seeds: list[int], objective: str, tmp_path: Path
+) -> compare.Comparison:
     """``compare.analyse`` of a made-up matrix: one NewReno cell per queue name in ``cells``, each
     given its metric values per seed (the other metrics constant), without simulating anything."""
     queues = list(cells)
     spec = compare.CompareSpec(
-        file="made_up.toml", scenario=tmp_path / "made_up.toml", overrides=[], ccs=["newreno"], queues=queues,
-        seeds=len(seeds), bottleneck="A->B", queue_key="topology.bottleneck.queue", cc_keys=["flows.cc"], fixed={},
-        groups=[], has_control=False, notes=[])
+        file="made_up.toml",
+        scenario=tmp_path / "made_up.toml",
+        overrides=[],
+        ccs=["newreno"],
+        queues=queues,
+        seeds=len(seeds),
+        bottleneck="A->B",
+        queue_key="topology.bottleneck.queue",
+        cc_keys=["flows.cc"],
+        fixed={},
+        groups=[],
+        has_control=False,
+        notes=[],
+    )
     rows = []
     for point, queue in enumerate(queues):
         for replicate, seed in enumerate(seeds):
-            row = {"status": "ok", "point": point, "replicate": replicate, "seed": seed,
-                   "run_dir": f"runs/{queue}-{seed}"}
+            row = {
+                "status": "ok",
+                "point": point,
+                "replicate": replicate,
+                "seed": seed,
+                "run_dir": f"runs/{queue}-{seed}",
+            }
             for metric, column in SWEEP_COLUMNS.items():
                 values = cells[queue].get(metric)
                 row[column] = DEFAULTS[metric] if values is None else values[replicate]
@@ -109,8 +146,9 @@ def test_cells_with_common_seeds_are_compared_by_a_paired_t_test(tmp_path: Path)
     # 0.80/0.90/0.91), the gap between them far less: pairing by seed sees that, Welch's test
     # (p about 0.3 here) would not.
     a, b = [0.90, 0.95, 0.99], [0.80, 0.90, 0.91]
-    cmp = analyse_cells({"pie": {"utilization": a}, "droptail": {"utilization": b}}, [7, 8, 9], "max:utilization",
-                        tmp_path)
+    cmp = analyse_cells(
+        {"pie": {"utilization": a}, "droptail": {"utilization": b}}, [7, 8, 9], "max:utilization", tmp_path
+    )
     table = cmp.table.set_index("queue")
     d = [x - y for x, y in zip(a, b)]
     mean_d, se_d = sum(d) / 3, sample_sd(d) / math.sqrt(3)
@@ -120,7 +158,8 @@ def test_cells_with_common_seeds_are_compared_by_a_paired_t_test(tmp_path: Path)
     assert row["vs_best_test"] == "paired t"
     assert row["vs_best_diff"] == pytest.approx(mean_d)
     assert (row["vs_best_ci95_lo"], row["vs_best_ci95_hi"]) == pytest.approx(
-        (mean_d - T975[2] * se_d, mean_d + T975[2] * se_d), rel=1e-9)
+        (mean_d - T975[2] * se_d, mean_d + T975[2] * se_d), rel=1e-9
+    )
     assert list(table["tier"]) == [1, 2]
     # Each cell's interval of the mean, clipped to utilization's range [0, 1]: pie's upper end
     # (0.947 + 0.112) is past 1.
@@ -150,8 +189,7 @@ def test_intervals_stay_within_each_metrics_range(tmp_path: Path) -> None:
     cmp = analyse_cells(cells, [1, 2], "latency", tmp_path)
     for _, row in cmp.table.iterrows():
         values = cells[row["queue"]]
-        for metric, (low, high) in (("jain", (0.0, 1.0)), ("p99_delay", (0.0, math.inf)),
-                                    ("drop_ratio", (0.0, 1.0))):
+        for metric, (low, high) in (("jain", (0.0, 1.0)), ("p99_delay", (0.0, math.inf)), ("drop_ratio", (0.0, 1.0))):
             x = values[metric]
             half = T975[1] * sample_sd(x) / math.sqrt(2)
             lo, hi = shown_interval(row, metric)
@@ -187,8 +225,12 @@ def test_tiers_are_contiguous_blocks_of_ranks(tmp_path: Path) -> None:
 
 def test_fewer_than_three_seeds_are_warned_about(tmp_path: Path) -> None:
     cells = {"pie": {"utilization": [0.95, 0.97, 0.96]}, "droptail": {"utilization": [0.90, 0.99, 0.94]}}
-    two = analyse_cells({q: {"utilization": v["utilization"][:2]} for q, v in cells.items()}, [1, 2],
-                        "max:utilization", tmp_path / "two")
+    two = analyse_cells(
+        {q: {"utilization": v["utilization"][:2]} for q, v in cells.items()},
+        [1, 2],
+        "max:utilization",
+        tmp_path / "two",
+    )
     warning = [line for line in compare.verdict_lines(two) if line.startswith("Warning: only 2 seeds")]
     assert len(warning) == 1 and f"t = {T975[1]:.2f}" in warning[0] and f"{T975[2]:.2f} with 3 seeds" in warning[0]
     three = analyse_cells(cells, [1, 2, 3], "max:utilization", tmp_path / "three")
@@ -199,8 +241,10 @@ def test_very_different_cells_over_two_seeds_are_not_called_indistinguishable(tm
     # p99 delays of 6.8 ms and 240 ms on average, but DropTail's swings 60-420 ms over the two
     # seeds: one degree of freedom cannot separate them, and the verdict must say what the two
     # seeds could tell instead of calling them alike.
-    cells = {"pie": {"p99_delay": [0.0066, 0.0070], "mean_delay": [0.003, 0.004]},
-             "droptail": {"p99_delay": [0.060, 0.420], "mean_delay": [0.030, 0.200]}}
+    cells = {
+        "pie": {"p99_delay": [0.0066, 0.0070], "mean_delay": [0.003, 0.004]},
+        "droptail": {"p99_delay": [0.060, 0.420], "mean_delay": [0.030, 0.200]},
+    }
     cmp = analyse_cells(cells, [1, 2], "latency", tmp_path)
     lines = compare.verdict_lines(cmp)
     text = "\n".join(lines)
@@ -217,8 +261,7 @@ def test_very_different_cells_over_two_seeds_are_not_called_indistinguishable(tm
     mean_d, half = sum(d) / 2, T975[1] * sample_sd(d) / math.sqrt(2)
     line = next(line for line in lines if "newreno+droptail" in line and line.startswith("newreno+pie"))
     assert line.startswith("newreno+pie ahead of newreno+droptail (tier 1), which 2 seeds cannot separate")
-    assert (f"score difference {mean_d:.3f}, 95 % interval {mean_d - half:.3f} to {mean_d + half:.3f} (paired t)"
-            in line)
+    assert f"score difference {mean_d:.3f}, 95 % interval {mean_d - half:.3f} to {mean_d + half:.3f} (paired t)" in line
     assert f"detect only differences beyond ±{half:.3f}" in line
     assert "p99_delay 6.80 ms vs 240.00 ms" in line
     assert any(line.startswith("Warning: only 2 seeds") for line in lines)
@@ -240,21 +283,29 @@ def test_jain_index_and_pareto_front_by_hand() -> None:
 def test_objective_presets_terms_and_constraints_parse() -> None:
     latency = compare.parse_objective("latency")
     assert latency.weights == compare.PRESETS["latency"] and not latency.constraints
-    custom = compare.parse_objective("min:p99_delay*2, max:utilization, jain >= 0.9, p99_delay <= 20ms, drop_ratio < 1%")
+    custom = compare.parse_objective(
+        "min:p99_delay*2, max:utilization, jain >= 0.9, p99_delay <= 20ms, drop_ratio < 1%"
+    )
     assert custom.weights == {"p99_delay": 2.0, "utilization": 1.0}
     assert [(c.metric, c.op, c.value) for c in custom.constraints] == [
-        ("jain", ">=", 0.9), ("p99_delay", "<=", pytest.approx(0.020)), ("drop_ratio", "<", pytest.approx(0.01))]
+        ("jain", ">=", 0.9),
+        ("p99_delay", "<=", pytest.approx(0.020)),
+        ("drop_ratio", "<", pytest.approx(0.01)),
+    ]
     only_constraints = compare.parse_objective("jain.N1 >= 0.5")
     assert only_constraints.weights == compare.PRESETS["throughput"]
 
 
-@pytest.mark.parametrize("text, says", [
-    ("speed", "cannot read 'speed'"),
-    ("max:p99_delay", "less p99_delay is better"),
-    ("min:latencyy", "unknown metric 'latencyy'"),
-    ("p99_delay <= fast", "bad value 'fast'"),
-    ("min:p99_delay*0", "a weight must be above 0"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("speed", "cannot read 'speed'"),
+        ("max:p99_delay", "less p99_delay is better"),
+        ("min:latencyy", "unknown metric 'latencyy'"),
+        ("p99_delay <= fast", "bad value 'fast'"),
+        ("min:p99_delay*0", "a weight must be above 0"),
+    ],
+)
 def test_bad_objectives_name_the_option(text: str, says: str) -> None:
     with pytest.raises(ScenarioError) as err:
         compare.parse_objective(text)
@@ -302,12 +353,30 @@ def test_default_matrix_leaves_out_ccs_that_need_special_routers_and_varies_only
 @pytest.fixture(scope="module")
 def heavy(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     out = tmp_path_factory.mktemp("compare") / "al"
-    proc = run_cli("compare", str(ACCESS_LINK), "--cc", "newreno", "--queue", "droptail,pie", "--seeds", "2",
-                   "--objective", "latency", "--out", str(out), "--jobs", "2", "--quiet", *HEAVY)
+    proc = run_cli(
+        "compare",
+        str(ACCESS_LINK),
+        "--cc",
+        "newreno",
+        "--queue",
+        "droptail,pie",
+        "--seeds",
+        "2",
+        "--objective",
+        "latency",
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--quiet",
+        *HEAVY,
+    )
     return out, proc
 
 
-def test_pie_ranks_above_droptail_for_latency_at_heavy_load(heavy: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_pie_ranks_above_droptail_for_latency_at_heavy_load(
+    heavy: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     out, proc = heavy
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(out / "comparison.csv")
@@ -338,11 +407,29 @@ def html_escaped(text: str) -> str:
     return html.escape(text)
 
 
-def test_an_impossible_constraint_is_reported_as_unsatisfiable(heavy: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_an_impossible_constraint_is_reported_as_unsatisfiable(
+    heavy: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     out, first = heavy
     assert first.returncode == 0, first.stderr
-    proc = run_cli("compare", str(ACCESS_LINK), "--cc", "newreno", "--queue", "droptail,pie", "--seeds", "2",
-                   "--objective", "latency, utilization >= 150%", "--out", str(out), "--jobs", "2", "--quiet", *HEAVY)
+    proc = run_cli(
+        "compare",
+        str(ACCESS_LINK),
+        "--cc",
+        "newreno",
+        "--queue",
+        "droptail,pie",
+        "--seeds",
+        "2",
+        "--objective",
+        "latency, utilization >= 150%",
+        "--out",
+        str(out),
+        "--jobs",
+        "2",
+        "--quiet",
+        *HEAVY,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "4 runs: 0 run now, 4 done before" in proc.stdout  # the same runs, analysed again
     assert "No combination satisfies the constraints (utilization >= 150%)" in proc.stdout
@@ -355,15 +442,33 @@ def test_an_impossible_constraint_is_reported_as_unsatisfiable(heavy: tuple[Path
 
 def test_control_objective_scores_each_run_by_its_itae_and_queueing_delay(tmp_path: Path) -> None:
     out = tmp_path / "ncs"
-    proc = run_cli("compare", str(SCENARIOS / "examples" / "ncs_dumbbell.toml"), "--cc", "newreno", "--queue",
-                   "droptail,codel", "--seeds", "2", "--objective", "control", "--out", str(out),
-                   "--set", "simulation.duration=10s", "--jobs", "2", "--quiet")
+    proc = run_cli(
+        "compare",
+        str(SCENARIOS / "examples" / "ncs_dumbbell.toml"),
+        "--cc",
+        "newreno",
+        "--queue",
+        "droptail,codel",
+        "--seeds",
+        "2",
+        "--objective",
+        "control",
+        "--out",
+        str(out),
+        "--set",
+        "simulation.duration=10s",
+        "--jobs",
+        "2",
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     runs = pd.read_csv(out / "runs_metrics.csv")
     # The score by hand: -(itae / mean itae) - 0.25 (p99 / mean p99), from each run's own tables.
     itae = [pd.read_parquet(out / d / "control.parquet")["itae"].sum() for d in runs["run_dir"]]
-    p99 = [pd.read_parquet(out / d / "queues.parquet").set_index("name").loc["A->B", "p99_sojourn_s"]
-           for d in runs["run_dir"]]
+    p99 = [
+        pd.read_parquet(out / d / "queues.parquet").set_index("name").loc["A->B", "p99_sojourn_s"]
+        for d in runs["run_dir"]
+    ]
     mi, mp = sum(itae) / len(itae), sum(p99) / len(p99)
     expected = [-(i / mi) - 0.25 * (p / mp) for i, p in zip(itae, p99)]
     assert list(runs["itae"]) == pytest.approx(itae)
@@ -379,12 +484,26 @@ def test_a_dask_cluster_ranks_exactly_as_local_processes(tmp_path: Path) -> None
     # The same comparison on two local processes and on a Dask cluster with two worker
     # processes: the same runs (common seeds), so the same tables to the last byte.
     distributed = pytest.importorskip("dask.distributed")
-    args = ["compare", str(SCENARIOS / "examples" / "asymmetric.toml"), "--cc", "newreno,cubic", "--queue", "droptail",
-            "--seeds", "2", "--set", "simulation.duration=20s", "--set", "simulation.warmup=5s", "--quiet"]
+    args = [
+        "compare",
+        str(SCENARIOS / "examples" / "asymmetric.toml"),
+        "--cc",
+        "newreno,cubic",
+        "--queue",
+        "droptail",
+        "--seeds",
+        "2",
+        "--set",
+        "simulation.duration=20s",
+        "--set",
+        "simulation.warmup=5s",
+        "--quiet",
+    ]
     local = run_cli(*args, "--jobs", "2", "--out", str(tmp_path / "local"))
     assert local.returncode == 0, local.stderr
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+    ) as cluster:
         remote = run_cli(*args, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask"))
     assert remote.returncode == 0, remote.stderr
     for name in ("comparison.csv", "runs_metrics.csv"):
@@ -399,8 +518,22 @@ def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None
     out = tmp_path / "flag"
     # Runs of 600 s (about 0.15 s each), so that the signal lands while runs remain even on a
     # loaded machine (14 s runs took 20 ms each).
-    args = ["compare", str(SCENARIOS / "flagship.toml"), "--cc", "newreno,cubic", "--queue", "droptail,codel",
-            "--seeds", "2", "--out", str(out), "--set", "simulation.duration=600s", "--set", "simulation.warmup=2s"]
+    args = [
+        "compare",
+        str(SCENARIOS / "flagship.toml"),
+        "--cc",
+        "newreno,cubic",
+        "--queue",
+        "droptail,codel",
+        "--seeds",
+        "2",
+        "--out",
+        str(out),
+        "--set",
+        "simulation.duration=600s",
+        "--set",
+        "simulation.warmup=2s",
+    ]
     runs = out / "runs"
     code, stderr = interrupt_cli(*args, "--jobs", "1", "--quiet", runs=runs, after=2)
     if code == 0:
@@ -419,13 +552,30 @@ def test_interrupting_and_rerunning_reuses_finished_runs(tmp_path: Path) -> None
 
 def test_the_reports_rerun_command_reproduces_its_cell_exactly(tmp_path: Path) -> None:
     out = tmp_path / "cmp"
-    proc = run_cli("compare", str(SCENARIOS / "flagship.toml"), "--cc", "cubic", "--queue", "codel", "--seeds", "1",
-                   "--out", str(out), "--set", "simulation.duration=6s", "--set", "simulation.warmup=2s", "--jobs", "1",
-                   "--quiet")
+    proc = run_cli(
+        "compare",
+        str(SCENARIOS / "flagship.toml"),
+        "--cc",
+        "cubic",
+        "--queue",
+        "codel",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--set",
+        "simulation.duration=6s",
+        "--set",
+        "simulation.warmup=2s",
+        "--jobs",
+        "1",
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     report = (out / "report.html").read_text()
-    rows = re.findall(r"<tr><td class=l>(\w+)</td><td class=l>(\w+)</td><td>(\d+)</td><td class=l><code>(.*?)</code>",
-                      report)
+    rows = re.findall(
+        r"<tr><td class=l>(\w+)</td><td class=l>(\w+)</td><td>(\d+)</td><td class=l><code>(.*?)</code>", report
+    )
     assert len(rows) == 1
     cc, queue, seed, command = rows[0]
     argv = shlex.split(html.unescape(command))
@@ -435,8 +585,11 @@ def test_the_reports_rerun_command_reproduces_its_cell_exactly(tmp_path: Path) -
     run = pd.read_csv(out / "runs_metrics.csv").iloc[0]
     assert str(run["seed"]) == seed
     for table in ("flows", "queues"):
-        pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "rerun" / f"{table}.parquet"),
-                                      pd.read_parquet(out / run["run_dir"] / f"{table}.parquet"), check_exact=True)
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(tmp_path / "rerun" / f"{table}.parquet"),
+            pd.read_parquet(out / run["run_dir"] / f"{table}.parquet"),
+            check_exact=True,
+        )
 
 
 # --- the report in a real browser -------------------------------------------------------------------
@@ -454,12 +607,30 @@ def load_offline(browser: str, page: Path, tmp: Path) -> tuple[str, list[str]]:
     """The DOM after scripts ran and the console errors and failed loads, with networking off
     (every host resolves nowhere, every proxy connection is refused)."""
     proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={tmp}",
-         "--proxy-server=127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND", "--enable-logging=stderr", "--v=0",
-         "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120)
-    errors = [line for line in proc.stderr.splitlines()
-              if re.search(r"CONSOLE|Uncaught|net::ERR_|Failed to load", line) and "dbus" not in line]
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp}",
+            "--proxy-server=127.0.0.1:9",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    errors = [
+        line
+        for line in proc.stderr.splitlines()
+        if re.search(r"CONSOLE|Uncaught|net::ERR_|Failed to load", line) and "dbus" not in line
+    ]
     return proc.stdout, errors
 
 
@@ -474,14 +645,17 @@ def browser() -> str:
     return path
 
 
-def test_report_loads_offline_in_headless_chromium(browser: str, heavy: tuple[Path, subprocess.CompletedProcess[str]],
-                                                      tmp_path: Path) -> None:
+def test_report_loads_offline_in_headless_chromium(
+    browser: str, heavy: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     out, proc = heavy
     assert proc.returncode == 0, proc.stderr
     # The detector itself: a page with a script error and a remote image is caught.
     bad = tmp_path / "bad.html"
-    bad.write_text('<!DOCTYPE html><html><body><img src="https://cdn.example.org/x.png">'
-                   '<script>console.error("boom"); missing_function();</script></body></html>')
+    bad.write_text(
+        '<!DOCTYPE html><html><body><img src="https://cdn.example.org/x.png">'
+        '<script>console.error("boom"); missing_function();</script></body></html>'
+    )
     _, errors = load_offline(browser, bad, tmp_path / "profile-bad")
     assert any("missing_function" in e or "boom" in e for e in errors), errors
     # The report: the table and both figures, inline, with no console error.

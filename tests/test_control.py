@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import math
 
+import ccsim
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.signal as sg
-
-import ccsim
 from ccsim.scenario import load
-
 from conftest import SCENARIOS
 
 EXAMPLE = SCENARIOS / "examples" / "ncs_dumbbell.toml"
@@ -64,8 +62,12 @@ def scipy_loop(num, den, kp, ki, kd, backward, r, h):
 CASES = {
     "motor_pi_forward": ([36.3], [1, 36.17, 0], {"kind": "pid"}, (11.86, 47.45, 0.0, False)),
     "motor_pi_backward": ([36.3], [1, 36.17, 0], {"kind": "pid", "backward": True}, (11.86, 47.45, 0.0, True)),
-    "third_order_pid": ([2.0, 3.0], [1.0, 4.0, 5.0, 2.0], {"kind": "pid", "kp": 2.0, "ki": 1.5, "kd": 0.05},
-                        (2.0, 1.5, 0.05, False)),
+    "third_order_pid": (
+        [2.0, 3.0],
+        [1.0, 4.0, 5.0, 2.0],
+        {"kind": "pid", "kp": 2.0, "ki": 1.5, "kd": 0.05},
+        (2.0, 1.5, 0.05, False),
+    ),
 }
 
 
@@ -129,11 +131,18 @@ def test_the_example_shares_the_bottleneck_with_tcp_and_pays_for_it() -> None:
     assert config["control"][0]["sensor_flow"] == 3 and config["control"][0]["actuator_flow"] == 4
 
     shared = ccsim.run(scenario)
-    alone = ccsim.run(EXAMPLE, overrides=["simulation.duration=6s", "topology.bottleneck.rate=5Mbps",
-                                          "flows[0].stop=1ms", "flows[1].stop=1ms", "flows[2].stop=1ms"])
+    alone = ccsim.run(
+        EXAMPLE,
+        overrides=[
+            "simulation.duration=6s",
+            "topology.bottleneck.rate=5Mbps",
+            "flows[0].stop=1ms",
+            "flows[1].stop=1ms",
+            "flows[2].stop=1ms",
+        ],
+    )
     ideal = ccsim.run(ideal_scenario(duration="6s"))
-    itae = {name: r.control.iloc[0]["itae"] for name, r in
-            (("shared", shared), ("alone", alone), ("ideal", ideal))}
+    itae = {name: r.control.iloc[0]["itae"] for name, r in (("shared", shared), ("alone", alone), ("ideal", ideal))}
     delay = {name: r.control.iloc[0]["actuation_delay_mean_s"] for name, r in (("shared", shared), ("alone", alone))}
     print(itae, delay)
     # Queueing behind the TCP flows delays the samples, and the loop pays for every millisecond.

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 
+import ccsim
 import numpy as np
 import pytest
-
-import ccsim
 from ccsim.scenario import load
-
 from conftest import SCENARIOS, run_cli
 
 DEDU = SCENARIOS / "papers" / "dedu-ncs" / "star.toml"
@@ -52,8 +50,7 @@ def nodes_and_links(config: dict) -> tuple[list[tuple[str, str]], list[tuple]]:
     names = [n["name"] for n in config["nodes"]]
     nodes = [(n["name"], n["kind"]) for n in config["nodes"]]
     links = [
-        (names[l["a"]], names[l["b"]], l["ab"]["rate_bps"], l["ab"]["delay_ns"], l["ba"]["rate_bps"],
-         l["ab"]["queue"])
+        (names[l["a"]], names[l["b"]], l["ab"]["rate_bps"], l["ab"]["delay_ns"], l["ba"]["rate_bps"], l["ab"]["queue"])
         for l in config["links"]
     ]
     return nodes, links
@@ -62,8 +59,13 @@ def nodes_and_links(config: dict) -> tuple[list[tuple[str, str]], list[tuple]]:
 def test_star_compiles_sensors_router_and_controller(write_toml) -> None:
     config = load(write_toml(STAR)).to_config()
     nodes, links = nodes_and_links(config)
-    assert nodes == [("sensor0", "host"), ("sensor1", "host"), ("sensor2", "host"), ("router", "router"),
-                     ("controller", "host")]
+    assert nodes == [
+        ("sensor0", "host"),
+        ("sensor1", "host"),
+        ("sensor2", "host"),
+        ("router", "router"),
+        ("controller", "host"),
+    ]
     droptail50 = {"kind": "droptail", "params": {"limit": {"packets": 50}}}
     droptail = {"kind": "droptail", "params": {}}
     # router--controller first (router->controller forward), then each sensor--router, the
@@ -82,8 +84,9 @@ def test_star_compiles_sensors_router_and_controller(write_toml) -> None:
 
 
 def test_star_builder_and_count_form_match_the_table() -> None:
-    topo = ccsim.star(3, {"rate": "256kbps", "queue": {"kind": "droptail", "limit": "50p"}},
-                      access={"rate": "1Mbps", "delay": "1ms"})
+    topo = ccsim.star(
+        3, {"rate": "256kbps", "queue": {"kind": "droptail", "limit": "50p"}}, access={"rate": "1Mbps", "delay": "1ms"}
+    )
     net = topo.expand()
     assert list(net.nodes) == ["sensor0", "sensor1", "sensor2", "router", "controller"]
     assert [(l.a, l.b, l.ab.rate_bps, l.ab.delay_ns) for l in net.links] == [
@@ -100,8 +103,12 @@ def test_star_builder_and_count_form_match_the_table() -> None:
 @pytest.mark.parametrize(
     "old, new, field, needle",
     [
-        ('access = { rate = "1Mbps", delay = "1ms" }', 'access = { delay = "1ms" }', "topology.sensors[0].rate",
-         "no rate for the link sensor0--router"),
+        (
+            'access = { rate = "1Mbps", delay = "1ms" }',
+            'access = { delay = "1ms" }',
+            "topology.sensors[0].rate",
+            "no rate for the link sensor0--router",
+        ),
         ("sensors = [ {}, ", "sensors = 0 #", "topology.sensors", "expected at least one sensor"),
         ('to = "s1"', 'to = "s9"', "flows[2].app.to", "no flow named 's9'; flows: 's0', 's1', 'r1'"),
         ('to = "s1"', 'to = "r1"', "flows[2].app.to", "this flow itself"),

@@ -10,9 +10,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim import sweep
 from conftest import run_cli
 
@@ -84,8 +83,17 @@ def test_one_process_twice_two_processes_and_the_sweep_give_the_same_bytes(scena
     for name in ("a1", "a2"):
         ccsim.run(scenario, seed=SEED).write(tmp_path / name, plots=False)
     a1, a2 = files(tmp_path / "a1"), files(tmp_path / "a2")
-    assert {"flows.parquet", "queues.parquet", "traces.parquet", "queue_events.parquet", "messages.parquet",
-            "rtt_samples.parquet", "control.parquet", "control_traces.parquet", "summary.json"} <= set(a1)
+    assert {
+        "flows.parquet",
+        "queues.parquet",
+        "traces.parquet",
+        "queue_events.parquet",
+        "messages.parquet",
+        "rtt_samples.parquet",
+        "control.parquet",
+        "control_traces.parquet",
+        "summary.json",
+    } <= set(a1)
     assert_same_files(a1, a2)
     # (b) two `ccsim run` processes, plots included.
     for name in ("b1", "b2"):
@@ -109,13 +117,16 @@ def test_one_process_twice_two_processes_and_the_sweep_give_the_same_bytes(scena
 def test_local_pool_and_dask_cluster_write_the_same_bytes(scenario: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
     sweep_file = tmp_path / "sweep.toml"
-    sweep_file.write_text(f'scenario = "{scenario.name}"\nseeds = [{SEED}, {SEED + 1}]\n'
-                          '[grid]\n"flows[0].cc" = ["cubic", "vegas"]\n', encoding="utf-8")
+    sweep_file.write_text(
+        f'scenario = "{scenario.name}"\nseeds = [{SEED}, {SEED + 1}]\n[grid]\n"flows[0].cc" = ["cubic", "vegas"]\n',
+        encoding="utf-8",
+    )
     spec = sweep.load_sweep(sweep_file)
     local = sweep.run_sweep(spec, tmp_path / "local", jobs=2)
     started = time.monotonic()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as cluster:  # any free port: 8787 may be taken
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+    ) as cluster:  # any free port: 8787 may be taken
         remote = sweep.run_sweep(spec, tmp_path / "dask", scheduler=cluster.scheduler_address)
     assert time.monotonic() - started < 120
     assert local.ran == remote.ran == 4 and local.failed == remote.failed == 0

@@ -21,16 +21,16 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from ccsim.cli import main
 from ccsim.registry import get_registry
 from conftest import run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 # --- a small TOML writer (the test builds files the way a user would write them) ---------------
 
@@ -148,7 +148,11 @@ def algo(draw: Any, family: str, names: list[str] | None = None, extra: dict[str
     params = [p for p in model.params if (family, name, p.name) not in SKIP_PARAMS]
     required = [p for p in params if p.default is None]
     optional = [p for p in params if p.default is not None]
-    chosen = required + draw(st.lists(st.sampled_from(optional), unique_by=lambda p: p.name, max_size=3)) if optional else required
+    chosen = (
+        required + draw(st.lists(st.sampled_from(optional), unique_by=lambda p: p.name, max_size=3))
+        if optional
+        else required
+    )
     if not chosen and not extra and draw(st.booleans()):
         return name
     table = {"kind": name, **(extra or {})}
@@ -182,15 +186,23 @@ def topology(draw: Any) -> tuple[dict[str, Any], list[str], list[tuple[str, str]
     kind = draw(st.sampled_from(["dumbbell", "daisy_chain", "star", "explicit"]))
     if kind == "dumbbell":
         n = draw(st.integers(1, 3))
-        table = {"kind": kind, "bottleneck": draw(link()), "access": {"rate": draw(RATES)},
-                 "pairs": [{"delay": draw(ms(0, 10))} for _ in range(n)]}
+        table = {
+            "kind": kind,
+            "bottleneck": draw(link()),
+            "access": {"rate": draw(RATES)},
+            "pairs": [{"delay": draw(ms(0, 10))} for _ in range(n)],
+        }
         hosts = [f"s{i}" for i in range(n)] + [f"r{i}" for i in range(n)]
         return table, hosts, [(f"s{i}", f"r{i}") for i in range(n)]
     if kind == "daisy_chain":
         hops = draw(st.lists(link(), min_size=1, max_size=3))
         n = draw(st.integers(2, 4))
-        table = {"kind": kind, "hops": hops, "access": {"rate": draw(RATES)},
-                 "hosts": [{"router": draw(st.integers(0, len(hops)))} for _ in range(n)]}
+        table = {
+            "kind": kind,
+            "hops": hops,
+            "access": {"rate": draw(RATES)},
+            "hosts": [{"router": draw(st.integers(0, len(hops)))} for _ in range(n)],
+        }
         hosts = [f"h{i}" for i in range(n)]
     elif kind == "star":
         n = draw(st.integers(1, 3))
@@ -198,8 +210,11 @@ def topology(draw: Any) -> tuple[dict[str, Any], list[str], list[tuple[str, str]
         hosts = [f"sensor{i}" for i in range(n)] + ["controller"]
     else:
         n = draw(st.integers(2, 4))
-        table = {"kind": kind, "nodes": [{"name": f"h{i}", "kind": "host"} for i in range(n)] + [{"name": "r", "kind": "router"}],
-                 "links": [{"a": f"h{i}", "b": "r", **draw(link())} for i in range(n)]}
+        table = {
+            "kind": kind,
+            "nodes": [{"name": f"h{i}", "kind": "host"} for i in range(n)] + [{"name": "r", "kind": "router"}],
+            "links": [{"a": f"h{i}", "b": "r", **draw(link())} for i in range(n)],
+        }
         hosts = [f"h{i}" for i in range(n)]
     return table, hosts, [(a, b) for a in hosts for b in hosts if a != b]
 
@@ -246,8 +261,11 @@ def valid_scenario(draw: Any) -> dict[str, Any]:
     duration = draw(st.integers(5, 40))
     topo, hosts, ends = draw(topology())
     data: dict[str, Any] = {
-        "simulation": {"duration": f"{duration}ms", "warmup": f"{draw(st.integers(0, duration - 1))}ms",
-                       "seed": draw(st.integers(0, 2**64 - 1))},
+        "simulation": {
+            "duration": f"{duration}ms",
+            "warmup": f"{draw(st.integers(0, duration - 1))}ms",
+            "seed": draw(st.integers(0, 2**64 - 1)),
+        },
         "topology": topo,
     }
     if draw(st.booleans()):
@@ -267,7 +285,10 @@ def valid_scenario(draw: Any) -> dict[str, Any]:
             loop.update(plant_host=a, controller_host=b)
         data["control"] = [loop]
     if draw(st.booleans()):
-        data["trace"] = {"interval": draw(ms(1, 10)), **{k: draw(st.booleans()) for k in ("cwnd", "flow_counters", "events", "messages", "rtt")}}
+        data["trace"] = {
+            "interval": draw(ms(1, 10)),
+            **{k: draw(st.booleans()) for k in ("cwnd", "flow_counters", "events", "messages", "rtt")},
+        }
     return data
 
 
@@ -293,8 +314,12 @@ def scenario_file(content: str | bytes) -> Any:
 
 # CCSIM_FUZZ_SCALE=20 explores twenty times as many examples (a deeper local search).
 SCALE = max(1, int(os.environ.get("CCSIM_FUZZ_SCALE", "1")))
-FUZZ = settings(max_examples=60 * SCALE, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=60 * SCALE,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 ENGINE_REJECTED = re.compile(r"^ccsim: .*: engine rejected [a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: .+$")
@@ -322,9 +347,30 @@ def test_generated_valid_scenarios_validate_and_run(data: dict[str, Any]) -> Non
 # Values wrong for every quantity (time, rate, size, bytes): a wrong unit, a sign, no unit,
 # a non-number, another type, huge, NaN and infinities, nested junk.
 BAD_QUANTITIES = [
-    "10Mbs", "5 parsecs", "-5ms", "-10Mbps", "-100p", "abc", "", "1e400s", "nan", "inf", "10 10ms",
-    True, [1, 2], {"a": {"b": {"c": [1, {"d": 2}]}}}, -1, 10**30, -(10**30), float("nan"), float("inf"),
-    float("-inf"), "1e30Gbps", "0.5ns", "0.5B", "½ms",
+    "10Mbs",
+    "5 parsecs",
+    "-5ms",
+    "-10Mbps",
+    "-100p",
+    "abc",
+    "",
+    "1e400s",
+    "nan",
+    "inf",
+    "10 10ms",
+    True,
+    [1, 2],
+    {"a": {"b": {"c": [1, {"d": 2}]}}},
+    -1,
+    10**30,
+    -(10**30),
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    "1e30Gbps",
+    "0.5ns",
+    "0.5B",
+    "½ms",
 ]
 BAD_PROBS = [1.5, -0.1, "150%", "x%", float("nan"), float("inf"), True, "0.1", [0.1]]
 BAD_INTS = [-1, "three", 1.5, True, 10**30, float("nan"), [], {}]
@@ -360,25 +406,67 @@ def invalid_scenario(draw: Any) -> tuple[str | bytes, str]:
             (["topology", "bottleneck", "rate"], BAD_QUANTITIES + [0, "0Mbps"]),
             (["topology", "bottleneck", "delay"], BAD_QUANTITIES),
             (["topology", "bottleneck", "loss"], BAD_PROBS),
-            (["topology", "bottleneck", "queue"], ["fifo9", 7, {"kind": "nope"}, {"limit": "10p"}, {"kind": "droptail", "limit": "10Mbs"},
-                                                   {"kind": "droptail", "limt": "10p"}, {"kind": "codel", "interval": "0ns"},
-                                                   {"kind": "fq_codel", "flows": 0}, {"kind": "red", "wq": 2.0}] + JUNK),
+            (
+                ["topology", "bottleneck", "queue"],
+                [
+                    "fifo9",
+                    7,
+                    {"kind": "nope"},
+                    {"limit": "10p"},
+                    {"kind": "droptail", "limit": "10Mbs"},
+                    {"kind": "droptail", "limt": "10p"},
+                    {"kind": "codel", "interval": "0ns"},
+                    {"kind": "fq_codel", "flows": 0},
+                    {"kind": "red", "wq": 2.0},
+                ]
+                + JUNK,
+            ),
         ]
     if data["flows"]:
         candidates += [
-            (["flows", 0, "cc"], ["bbr9", 1, {"kind": "cubic", "beta": 5.0}, {"kind": "cubic", "c": float("nan")}] + JUNK),
+            (
+                ["flows", 0, "cc"],
+                ["bbr9", 1, {"kind": "cubic", "beta": 5.0}, {"kind": "cubic", "c": float("nan")}] + JUNK,
+            ),
             (["flows", 0, "count"], [0] + BAD_INTS),
-            (["flows", 0, "transport"], ["quic", {"kind": "tcp", "mss": "0B"}, {"kind": "tcp", "mss": "1e9B"},
-                                         {"kind": "tcp", "profile": "windows95"}, {"kind": "udp", "profile": "linux"}] + JUNK),
-            (["flows", 0, "app"], ["torrent", {"kind": "cbr"}, {"kind": "cbr", "rate": "0bps"}, {"kind": "periodic", "size": "1B", "period": "-1ms"}] + JUNK),
+            (
+                ["flows", 0, "transport"],
+                [
+                    "quic",
+                    {"kind": "tcp", "mss": "0B"},
+                    {"kind": "tcp", "mss": "1e9B"},
+                    {"kind": "tcp", "profile": "windows95"},
+                    {"kind": "udp", "profile": "linux"},
+                ]
+                + JUNK,
+            ),
+            (
+                ["flows", 0, "app"],
+                [
+                    "torrent",
+                    {"kind": "cbr"},
+                    {"kind": "cbr", "rate": "0bps"},
+                    {"kind": "periodic", "size": "1B", "period": "-1ms"},
+                ]
+                + JUNK,
+            ),
             (["flows", 0, "start"], BAD_QUANTITIES + ["2s..1s", "..", "1ms..", "10min"]),
         ]
     if "trace" in data:
         candidates.append((["trace", "interval"], BAD_QUANTITIES + [0, "0ms"]))
         candidates.append((["trace", "events"], ["yes", 1, 0.5]))
     if "control" in data:
-        candidates.append((["control", 0, "plant"], [{"num": [1.0], "den": [float("nan"), 1.0]}, {"num": [1], "den": [1]},
-                                                      {"num": [1, 2, 3], "den": [1, 2]}, "motor"]))
+        candidates.append(
+            (
+                ["control", 0, "plant"],
+                [
+                    {"num": [1.0], "den": [float("nan"), 1.0]},
+                    {"num": [1], "den": [1]},
+                    {"num": [1, 2, 3], "den": [1, 2]},
+                    "motor",
+                ],
+            )
+        )
         candidates.append((["control", 0, "sampling_period"], BAD_QUANTITIES + [0]))
     kind = draw(st.sampled_from(["value", "unknown_key", "toml", "bytes"]))
     if kind == "value":
@@ -399,8 +487,20 @@ def invalid_scenario(draw: Any) -> tuple[str | bytes, str]:
         # lines is invalid TOML there.
         lines = text.splitlines(keepends=True)
         cut = draw(st.integers(0, len(lines)))
-        junk = draw(st.sampled_from(["[\n", "= =\n", "]]]\n", "\"unterminated\n", "[simulation]\n[simulation]\n",
-                                     "x = 1\nx = 2\n", "a = " + "[" * 3000 + "\n", "key = \"\\q\"\n"]))
+        junk = draw(
+            st.sampled_from(
+                [
+                    "[\n",
+                    "= =\n",
+                    "]]]\n",
+                    '"unterminated\n',
+                    "[simulation]\n[simulation]\n",
+                    "x = 1\nx = 2\n",
+                    "a = " + "[" * 3000 + "\n",
+                    'key = "\\q"\n',
+                ]
+            )
+        )
         mutated = "".join(lines[:cut]) + junk + "".join(lines[cut:])
         with pytest.raises((tomllib.TOMLDecodeError, RecursionError)):
             tomllib.loads(mutated)  # the generator's own promise: this is not TOML
@@ -418,12 +518,16 @@ def _check_bad_input(code: int, out: str, err: str, path: Path, field: str) -> N
     assert lines[0].startswith(f"ccsim: {path}"), err
     if field:
         # The field path the error names is the broken field or inside it (a table's key).
-        named = lines[0][len(f"ccsim: {path}"):]
+        named = lines[0][len(f"ccsim: {path}") :]
         assert f": {field}" in named or f" {field}" in named, (field, err)
 
 
-@settings(max_examples=250 * SCALE, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=250 * SCALE,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(invalid_scenario())
 def test_generated_invalid_scenarios_exit_2_naming_file_and_field(case: tuple[str | bytes, str]) -> None:
     content, field = case
@@ -433,8 +537,12 @@ def test_generated_invalid_scenarios_exit_2_naming_file_and_field(case: tuple[st
             _check_bad_input(code, out, err, path, field)
 
 
-@settings(max_examples=8, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=8,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.one_of(valid_scenario().map(lambda d: (to_toml(d), None)), invalid_scenario()))
 def test_a_sample_in_a_subprocess_never_aborts_or_prints_a_traceback(case: tuple[str | bytes, str | None]) -> None:
     content, field = case
@@ -459,15 +567,22 @@ def test_a_sample_in_a_subprocess_never_aborts_or_prints_a_traceback(case: tuple
         (lambda d: d["flows"][0].update(cc={"kind": "vegas", "alpha": float("inf")}), "flows[0].cc.alpha"),
         (lambda d: d["flows"].append({"src": "s0", "dst": "r0", "app": {"kind": "reply", "to": 10**30}}), "flows[1]"),
         (lambda d: d.update(control=[{"controller": {"kind": "pid", "kp": float("nan")}}]), "control[0].controller.kp"),
-        (lambda d: d.update(control=[{"reference": {"kind": "constant", "value": float("inf")}}]), "control[0].reference.value"),
+        (
+            lambda d: d.update(control=[{"reference": {"kind": "constant", "value": float("inf")}}]),
+            "control[0].reference.value",
+        ),
         (lambda d: d.update(control=[{"substeps": 10**12}]), "control[0].substeps"),
     ],
 )
 def test_specific_hostile_values_exit_2(mutate: Callable[[dict[str, Any]], Any], field: str) -> None:
     data = {
         "simulation": {"duration": "20ms"},
-        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "1ms"}, "access": {"rate": "100Mbps"},
-                     "pairs": [{}]},
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {"rate": "10Mbps", "delay": "1ms"},
+            "access": {"rate": "100Mbps"},
+            "pairs": [{}],
+        },
         "flows": [{"pair": 0, "cc": "newreno"}],
     }
     mutate(data)
@@ -496,9 +611,26 @@ def test_a_directory_a_missing_file_a_pipe_or_an_endless_device_exits_2(tmp_path
 # int() of 4300 digits (tomllib's limit), beyond i64 and u64, blanks that make a backtracking
 # pattern quadratic, megabytes of text, line breaks and NULs.
 HOSTILE = [
-    10**400, -(10**400), 10**4000, RawToml("9" * 4400), 2**64, -(2**63) - 1, 1e308, -1e308, float("inf"),
-    "1s" + " " * 100_000 + "x", " " * 100_000 + "5", "1" + "\t" * 100_000 + "ms%", "x" * 300_000, "5ms\n[x]\ny = 1",
-    "\x00", "1" * 5000 + "ms", "9" * 400 + "e9999Gbps", "1e-400s", {"kind": "x" * 100_000}, [[[[10**400]]]],
+    10**400,
+    -(10**400),
+    10**4000,
+    RawToml("9" * 4400),
+    2**64,
+    -(2**63) - 1,
+    1e308,
+    -1e308,
+    float("inf"),
+    "1s" + " " * 100_000 + "x",
+    " " * 100_000 + "5",
+    "1" + "\t" * 100_000 + "ms%",
+    "x" * 300_000,
+    "5ms\n[x]\ny = 1",
+    "\x00",
+    "1" * 5000 + "ms",
+    "9" * 400 + "e9999Gbps",
+    "1e-400s",
+    {"kind": "x" * 100_000},
+    [[[[10**400]]]],
 ]
 # Numbers only: what a model's numeric parameter is given half the time.
 HOSTILE_NUMBERS = [v for v in HOSTILE if isinstance(v, (int, float))]
@@ -554,8 +686,12 @@ def hostile_scenario(draw: Any) -> tuple[str, str]:
 MAX_ERROR_LINE = 4100
 
 
-@settings(max_examples=150 * SCALE, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=150 * SCALE,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(hostile_scenario())
 def test_hostile_values_anywhere_exit_0_or_2_quickly_with_one_short_line(case: tuple[str, str]) -> None:
     import time
@@ -574,8 +710,12 @@ def test_hostile_values_anywhere_exit_0_or_2_quickly_with_one_short_line(case: t
         assert len(lines[0]) < MAX_ERROR_LINE, (where, len(lines[0]))
 
 
-@settings(max_examples=6, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=6,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(hostile_scenario())
 def test_hostile_values_in_a_subprocess_end_in_bounded_time_and_memory(case: tuple[str, str]) -> None:
     import resource
@@ -587,8 +727,13 @@ def test_hostile_values_in_a_subprocess_end_in_bounded_time_and_memory(case: tup
     content, where = case
     with scenario_file(content) as path:
         try:
-            proc = subprocess.run([sys.executable, "-m", "ccsim", "run", str(path), "--quiet"], capture_output=True,
-                                  text=True, env=_cli_env(), timeout=120)
+            proc = subprocess.run(
+                [sys.executable, "-m", "ccsim", "run", str(path), "--quiet"],
+                capture_output=True,
+                text=True,
+                env=_cli_env(),
+                timeout=120,
+            )
         except subprocess.TimeoutExpired:
             pytest.fail(f"ccsim run did not end in 120 s ({where})")
     assert proc.returncode in (0, 2), (where, proc.returncode, proc.stderr[:1000])

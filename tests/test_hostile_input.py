@@ -14,9 +14,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim import units
 from ccsim.cli import main
 from ccsim.errors import ScenarioError
@@ -26,8 +25,12 @@ from test_fuzz_scenarios import to_toml
 
 BASE: dict[str, Any] = {
     "simulation": {"duration": "20ms"},
-    "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "1ms"}, "access": {"rate": "100Mbps"},
-                 "pairs": [{}]},
+    "topology": {
+        "kind": "dumbbell",
+        "bottleneck": {"rate": "10Mbps", "delay": "1ms"},
+        "access": {"rate": "100Mbps"},
+        "pairs": [{}],
+    },
     "flows": [{"pair": 0, "cc": "newreno"}],
 }
 
@@ -76,8 +79,14 @@ def with_model(family: str, table: dict[str, Any]) -> dict[str, Any]:
 # --- numbers beyond any range ----------------------------------------------------------------------
 
 # Where with_model puts each family's table, as errors name it.
-FIELD_OF = {"queue": "topology.bottleneck.queue", "cc": "flows[0].cc", "transport": "flows[0].transport",
-            "app": "flows[0].app", "controller": "control[0].controller", "reference": "control[0].reference"}
+FIELD_OF = {
+    "queue": "topology.bottleneck.queue",
+    "cc": "flows[0].cc",
+    "transport": "flows[0].transport",
+    "app": "flows[0].app",
+    "controller": "control[0].controller",
+    "reference": "control[0].reference",
+}
 
 NUMERIC_PARAMS = [
     (family, model.name, param.name)
@@ -100,7 +109,7 @@ def test_an_integer_beyond_the_float_range_in_any_model_parameter_exits_2(tmp_pa
 def test_an_integer_literal_of_more_than_4300_digits_exits_2(tmp_path: Path) -> None:
     # tomllib converts integer literals with int(), which refuses more than 4300 digits with a
     # plain ValueError (not a TOMLDecodeError).
-    path = scenario(tmp_path, text="[simulation]\nduration = \"20ms\"\nseed = " + "9" * 5000 + "\n")
+    path = scenario(tmp_path, text='[simulation]\nduration = "20ms"\nseed = ' + "9" * 5000 + "\n")
     code, _, err = cli("validate", str(path))
     assert_bad_input(code, err, str(path), "4300 digits")
     sweep_file = tmp_path / "sweep.toml"
@@ -130,10 +139,19 @@ def test_huge_integers_from_python_are_scenario_errors() -> None:
 BLANKS = 40_000  # a quadratic parser takes seconds here (60 000 blanks took 27 s)
 
 
-@pytest.mark.parametrize("parse", [units.parse_time, units.parse_rate, units.parse_bytes, units.parse_size,
-                                   units.parse_prob])
-@pytest.mark.parametrize("text", ["1s" + " " * BLANKS + "x", "1" + " " * BLANKS + "5", " " * BLANKS + "1 " + "s" * BLANKS,
-                                  "1" * BLANKS + "." + " " * BLANKS + "%", "1" + "\t\n " * BLANKS + "x%"])
+@pytest.mark.parametrize(
+    "parse", [units.parse_time, units.parse_rate, units.parse_bytes, units.parse_size, units.parse_prob]
+)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1s" + " " * BLANKS + "x",
+        "1" + " " * BLANKS + "5",
+        " " * BLANKS + "1 " + "s" * BLANKS,
+        "1" * BLANKS + "." + " " * BLANKS + "%",
+        "1" + "\t\n " * BLANKS + "x%",
+    ],
+)
 def test_quantity_parsing_is_linear_in_the_length(parse: Any, text: str) -> None:
     started = time.perf_counter()
     with pytest.raises(units.UnitError) as info:
@@ -175,8 +193,10 @@ def test_a_bad_value_is_quoted_in_part(tmp_path: Path) -> None:
 # --- line breaks in values and keys ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("override", ["flows.cc=cubic\nx", "simulation.dur\nation=5ms", "topology.kind=[\n]",
-                                      'simulation.duration="""a\nb"""'])
+@pytest.mark.parametrize(
+    "override",
+    ["flows.cc=cubic\nx", "simulation.dur\nation=5ms", "topology.kind=[\n]", 'simulation.duration="""a\nb"""'],
+)
 def test_a_set_value_with_a_line_break_gives_one_line(tmp_path: Path, override: str) -> None:
     path = scenario(tmp_path)
     code, _, err = cli("validate", str(path), "--set", override)
@@ -231,8 +251,21 @@ def commands_with_out(tmp_path: Path, sweep_file: Path, out: str) -> list[list[s
     return [
         ["run", s, "--out", out, "--quiet"],
         ["sweep", str(sweep_file), "--out", out, "--jobs", "1", "--quiet"],
-        ["compare", s, "--cc", "newreno", "--queue", "droptail", "--seeds", "1", "--out", out, "--jobs", "1",
-         "--quiet"],
+        [
+            "compare",
+            s,
+            "--cc",
+            "newreno",
+            "--queue",
+            "droptail",
+            "--seeds",
+            "1",
+            "--out",
+            out,
+            "--jobs",
+            "1",
+            "--quiet",
+        ],
         ["smc", s, "-q", "Pr[<=0.01](<> flow.0.cwnd > 1)", "--runs", "2", "--jobs", "1", "--out", out, "--quiet"],
         ["reproduce", "dedu-ncs", "--quick", "--jobs", "1", "--out", out],
     ]
@@ -277,8 +310,10 @@ def test_a_scheduler_that_is_no_address_exits_2_at_once(sweep_file: Path, tmp_pa
         assert_bad_input(proc.returncode, proc.stderr, "--scheduler", "tcp://10.0.0.5:8786")
 
 
-@pytest.mark.parametrize("query", ["Pr[<=1e400](<> flow.0.cwnd > 1)", "Pr[<=1e300](<> flow.0.cwnd > 1)",
-                                   "Pr[<=0.01](<> flow.0.cwnd > 1e999)"])
+@pytest.mark.parametrize(
+    "query",
+    ["Pr[<=1e400](<> flow.0.cwnd > 1)", "Pr[<=1e300](<> flow.0.cwnd > 1)", "Pr[<=0.01](<> flow.0.cwnd > 1e999)"],
+)
 def test_an_smc_query_with_numbers_beyond_range_exits_2(tmp_path: Path, query: str) -> None:
     path = scenario(tmp_path)
     code, _, err = cli("smc", str(path), "-q", query, "--runs", "2", "--jobs", "1")
@@ -297,15 +332,15 @@ def test_a_second_run_into_the_same_out_leaves_only_its_own_files(tmp_path: Path
     (out / "notes.txt").write_text("mine", encoding="utf-8")  # not ccsim's: left alone
     assert cli("run", str(scenario(tmp_path, BASE)), "--out", str(out), "--quiet")[0] == 0
     second = {p.name for p in out.iterdir()}
-    assert not second & {"control.parquet", "control_traces.parquet", "control.png", "cwnd.png",
-                         "queue_length.png"}, second
+    assert not second & {"control.parquet", "control_traces.parquet", "control.png", "cwnd.png", "queue_length.png"}, (
+        second
+    )
     assert {"flows.parquet", "summary.json", "goodput.png", "notes.txt"} <= second
 
 
 def test_names_with_control_characters_plot_without_warnings(tmp_path: Path) -> None:
     data = dict(BASE, trace={"interval": "5ms"})
-    data["flows"] = [{"pair": 0, "name": "nul\x00bell\x07", "group": "line\nbreak"},
-                     {"pair": 0, "name": "中文"}]
+    data["flows"] = [{"pair": 0, "name": "nul\x00bell\x07", "group": "line\nbreak"}, {"pair": 0, "name": "中文"}]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         code, _, err = cli("run", str(scenario(tmp_path, data)), "--out", str(tmp_path / "out"), "--quiet")
@@ -325,8 +360,12 @@ def test_run_with_overrides_that_are_not_strings_is_a_scenario_error(tmp_path: P
 def test_replay_of_a_file_that_is_no_replay_is_a_scenario_error(tmp_path: Path) -> None:
     listing = tmp_path / "list.json"
     listing.write_text("[1, 2]", encoding="utf-8")
-    for path, needle in ((Path("/etc/passwd"), "not a replay file"), (tmp_path / "missing.json", "no such file"),
-                         (tmp_path, "cannot read"), (listing, "not a replay file")):
+    for path, needle in (
+        (Path("/etc/passwd"), "not a replay file"),
+        (tmp_path / "missing.json", "no such file"),
+        (tmp_path, "cannot read"),
+        (listing, "not a replay file"),
+    ):
         with pytest.raises(ScenarioError, match=needle):
             ccsim.replay(path)
 
@@ -334,16 +373,18 @@ def test_replay_of_a_file_that_is_no_replay_is_a_scenario_error(tmp_path: Path) 
 # --- sweep files -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    ('[set]\n"simulation.frobnicate" = 3\n', "set.simulation.frobnicate"),
-    ('[set]\n"simulation..x" = 3\n', "set.simulation..x"),
-    ('[set]\n"flows[5].cc" = "cubic"\n', "set.flows[5].cc"),
-    ('[set]\n"simulation.duration" = "5 parsecs"\n', "set.simulation.duration"),
-    ('[grid]\n"flows.ccc" = ["newreno", "cubic"]\n', "grid.flows.ccc"),
-    ('[[points]]\n"flows.cc.bogus" = 1\n', "points[0].flows.cc.bogus"),
-])
-def test_a_bad_key_or_set_value_of_a_sweep_exits_2_naming_the_sweep_file(tmp_path: Path, text: str,
-                                                                         field: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('[set]\n"simulation.frobnicate" = 3\n', "set.simulation.frobnicate"),
+        ('[set]\n"simulation..x" = 3\n', "set.simulation..x"),
+        ('[set]\n"flows[5].cc" = "cubic"\n', "set.flows[5].cc"),
+        ('[set]\n"simulation.duration" = "5 parsecs"\n', "set.simulation.duration"),
+        ('[grid]\n"flows.ccc" = ["newreno", "cubic"]\n', "grid.flows.ccc"),
+        ('[[points]]\n"flows.cc.bogus" = 1\n', "points[0].flows.cc.bogus"),
+    ],
+)
+def test_a_bad_key_or_set_value_of_a_sweep_exits_2_naming_the_sweep_file(tmp_path: Path, text: str, field: str) -> None:
     scenario(tmp_path)
     path = tmp_path / "sweep.toml"
     path.write_text('scenario = "s.toml"\n' + text, encoding="utf-8")
@@ -354,8 +395,9 @@ def test_a_bad_key_or_set_value_of_a_sweep_exits_2_naming_the_sweep_file(tmp_pat
 
 
 def test_a_bad_set_of_a_sweep_on_the_command_line_names_it(tmp_path: Path, sweep_file: Path) -> None:
-    code, _, err = cli("sweep", str(sweep_file), "--out", str(tmp_path / "out"), "--quiet",
-                       "--set", "simulation.frobnicate=1")
+    code, _, err = cli(
+        "sweep", str(sweep_file), "--out", str(tmp_path / "out"), "--quiet", "--set", "simulation.frobnicate=1"
+    )
     assert_bad_input(code, err, f"{sweep_file}: --set simulation.frobnicate: unknown field")
 
 

@@ -9,15 +9,26 @@ import struct
 from pathlib import Path
 
 import pandas as pd
-
 from ccsim.api import summary_text
 from ccsim.cli import EXTREME_FLOWS, LISTED_FLOWS, _flows_table
 from ccsim.plots import MAX_WIDTH_IN, plot_goodput
 
 
 def _flow(i: int, goodput: float) -> dict:
-    return {"id": i, "name": str(i), "group": None, "src": "s", "dst": "r", "cc": "newreno", "transport": "tcp",
-            "goodput_bps": goodput, "retransmissions": 0, "timeouts": 0, "rtt_mean_s": None, "delay_mean_s": None}
+    return {
+        "id": i,
+        "name": str(i),
+        "group": None,
+        "src": "s",
+        "dst": "r",
+        "cc": "newreno",
+        "transport": "tcp",
+        "goodput_bps": goodput,
+        "retransmissions": 0,
+        "timeouts": 0,
+        "rtt_mean_s": None,
+        "delay_mean_s": None,
+    }
 
 
 def test_a_few_flows_get_a_row_each_in_id_order() -> None:
@@ -47,7 +58,9 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 def test_the_goodput_figure_stays_within_bounds_for_thousands_of_flows(tmp_path: Path) -> None:
     n = 5000
-    flows = pd.DataFrame({"id": range(n), "name": [str(i) for i in range(n)], "goodput_bps": [1e5 * (i % 9) for i in range(n)]})
+    flows = pd.DataFrame(
+        {"id": range(n), "name": [str(i) for i in range(n)], "goodput_bps": [1e5 * (i % 9) for i in range(n)]}
+    )
     assert plot_goodput(flows, tmp_path / "g.png")
     width, height = _png_size(tmp_path / "g.png")
     assert width <= MAX_WIDTH_IN * 120 and height == 4 * 120
@@ -55,8 +68,14 @@ def test_the_goodput_figure_stays_within_bounds_for_thousands_of_flows(tmp_path:
 
 def test_summary_json_has_a_line_per_record_and_sorted_keys() -> None:
     flows = [{**_flow(i, 1e3 * i), "rtt_mean_s": float("nan") if i == 2 else 0.1} for i in range(300)]
-    summary = {"seed": 1, "flows": flows, "queues": [{"name": "A->B", "drops": 3}], "control": [],
-               "bottleneck": {"name": "A->B", "rate_bps": 10**8}, "jain_index": None}
+    summary = {
+        "seed": 1,
+        "flows": flows,
+        "queues": [{"name": "A->B", "drops": 3}],
+        "control": [],
+        "bottleneck": {"name": "A->B", "rate_bps": 10**8},
+        "jain_index": None,
+    }
     text = summary_text(summary)
     # The same values (NaN compared as text), and the same text for the same values in another order.
     assert json.dumps(json.loads(text), sort_keys=True) == json.dumps(summary, sort_keys=True)
@@ -70,4 +89,10 @@ def test_summary_json_has_a_line_per_record_and_sorted_keys() -> None:
         record = json.loads(line.rstrip(","))
         assert list(record) == sorted(record) and record["id"] == i
     assert [line.split(":")[0].strip() for line in lines if line.startswith('  "')] == [
-        '"bottleneck"', '"control"', '"flows"', '"jain_index"', '"queues"', '"seed"']
+        '"bottleneck"',
+        '"control"',
+        '"flows"',
+        '"jain_index"',
+        '"queues"',
+        '"seed"',
+    ]

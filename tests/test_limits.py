@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim import limits
 from ccsim.errors import ScenarioError
 from conftest import ROOT, SCENARIOS, run_cli
@@ -33,8 +32,15 @@ def test_sampled_series_rows_are_series_times_samples() -> None:
 
 
 def test_estimated_rows_match_or_bound_what_a_run_records() -> None:
-    overrides = ["simulation.duration=4s", "simulation.warmup=1s", "trace.events=true", "trace.messages=true",
-                 "trace.rtt=true", "trace.queues=[]", "topology.bottleneck.queue.limit=20p"]
+    overrides = [
+        "simulation.duration=4s",
+        "simulation.warmup=1s",
+        "trace.events=true",
+        "trace.messages=true",
+        "trace.rtt=true",
+        "trace.queues=[]",
+        "topology.bottleneck.queue.limit=20p",
+    ]
     config = ccsim.load(FLAGSHIP, overrides).to_config()
     est = items(limits.estimate(config))
     result = ccsim.run(FLAGSHIP, overrides=overrides)
@@ -73,8 +79,17 @@ def test_a_modest_scenario_passes_and_max_memory_decides() -> None:
     assert proc.returncode == 0 and "memory up to about" in proc.stdout, proc.stderr
     proc = run_cli("validate", str(FLAGSHIP), "--max-memory", "1MiB")
     assert proc.returncode == 2 and "more than the budget of 1 MiB (--max-memory)" in proc.stderr
-    proc = run_cli("run", str(FLAGSHIP), "--quiet", "--set", "simulation.duration=2s", "--set", "simulation.warmup=1s",
-                   "--max-memory", "4GiB")
+    proc = run_cli(
+        "run",
+        str(FLAGSHIP),
+        "--quiet",
+        "--set",
+        "simulation.duration=2s",
+        "--set",
+        "simulation.warmup=1s",
+        "--max-memory",
+        "4GiB",
+    )
     assert proc.returncode == 0, proc.stderr
     proc = run_cli("smc", str(FLAGSHIP), "--query", "Pr[<=1](<> ncs.itae > 1)", "--runs", "2", "--max-memory", "1MiB")
     assert proc.returncode == 2 and "more than the budget of 1 MiB (--max-memory)" in proc.stderr, proc.stderr
@@ -106,7 +121,9 @@ def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None
 
     (tmp_path / "sweep.toml").write_text(
         f'scenario = "{FLAGSHIP}"\nseeds = 1\n[set]\n"simulation.duration" = "2s"\n"simulation.warmup" = "1s"\n'
-        '[grid]\n"trace.interval" = ["10ms", "1ns"]\n', encoding="utf-8")
+        '[grid]\n"trace.interval" = ["10ms", "1ns"]\n',
+        encoding="utf-8",
+    )
     result = sweep.run_sweep(sweep.load_sweep(tmp_path / "sweep.toml"), tmp_path / "out", jobs=1)
     table = result.table.set_index("trace.interval")
     assert table.loc["10ms", "status"] == "ok"
@@ -159,8 +176,10 @@ def test_paths_are_the_engines_shortest_walks_on_random_networks() -> None:
             a, b = rng.randrange(n), rng.randrange(n)
             if a != b:
                 links.append({"a": a, "b": b, "ab": dir_spec, "ba": dir_spec})
-        flows = [{"src": rng.randrange(n), "dst": rng.randrange(n), "transport": {"kind": "udp"},
-                  "app": {"kind": "cbr"}} for _ in range(rng.randint(1, 2 * n))]
+        flows = [
+            {"src": rng.randrange(n), "dst": rng.randrange(n), "transport": {"kind": "udp"}, "app": {"kind": "cbr"}}
+            for _ in range(rng.randint(1, 2 * n))
+        ]
         config = {"duration_ns": 10**9, "nodes": nodes, "links": links, "flows": flows}
         for flow, path, shortest in zip(flows, _paths(config), _shortest_by_definition(config)):
             if shortest is None or shortest == 0:
@@ -184,10 +203,15 @@ def test_paths_of_a_configuration_the_engine_refuses_are_empty() -> None:
     from ccsim.limits import _paths
 
     dir_spec = {"rate_bps": 10**6, "delay_ns": 1, "queue": {"kind": "droptail"}}
-    config = {"duration_ns": 10**9, "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
-              "links": [{"a": 0, "b": 1, "ab": dir_spec, "ba": dir_spec}],
-              "flows": [{"src": 0, "dst": 1, "transport": {"kind": "udp"}, "app": {"kind": "cbr"}},
-                        {"src": 0, "dst": 7, "transport": {"kind": "udp"}, "app": {"kind": "cbr"}}]}
+    config = {
+        "duration_ns": 10**9,
+        "nodes": [{"name": "a", "kind": "host"}, {"name": "b", "kind": "host"}],
+        "links": [{"a": 0, "b": 1, "ab": dir_spec, "ba": dir_spec}],
+        "flows": [
+            {"src": 0, "dst": 1, "transport": {"kind": "udp"}, "app": {"kind": "cbr"}},
+            {"src": 0, "dst": 7, "transport": {"kind": "udp"}, "app": {"kind": "cbr"}},
+        ],
+    }
     assert _paths(config) == [[], []]
     with pytest.raises(_core.ConfigError) as err:
         _core.flow_paths(json.dumps(config))

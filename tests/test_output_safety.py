@@ -9,16 +9,36 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ccsim import paths, sweep
 from ccsim.errors import ScenarioError
 from conftest import ROOT, run_cli
 
-HOSTILE = ["../../escape", "/tmp/absolute", "..", "a/../../b", "C:\\\\evil", "$\\\\frac{$", "x\\u0000y",
-           "__import__('os').system('touch PWNED')", "{{7*7}}", "%s%n", "'; rm -rf /; '"]
+HOSTILE = [
+    "../../escape",
+    "/tmp/absolute",
+    "..",
+    "a/../../b",
+    "C:\\\\evil",
+    "$\\\\frac{$",
+    "x\\u0000y",
+    "__import__('os').system('touch PWNED')",
+    "{{7*7}}",
+    "%s%n",
+    "'; rm -rf /; '",
+]
 
-RUN_FILES = {"flows.parquet", "queues.parquet", "traces.parquet", "summary.json", "queue_length.png",
-             "cwnd.png", "goodput.png", "control.png", "control_traces.parquet", "control.parquet"}
+RUN_FILES = {
+    "flows.parquet",
+    "queues.parquet",
+    "traces.parquet",
+    "summary.json",
+    "queue_length.png",
+    "cwnd.png",
+    "goodput.png",
+    "control.png",
+    "control_traces.parquet",
+    "control.parquet",
+}
 
 
 def hostile_scenario(name: str) -> str:
@@ -93,8 +113,10 @@ def test_a_symlink_planted_in_out_cannot_redirect_a_write(tmp_path: Path) -> Non
 def test_hostile_sweep_values_and_set_values_stay_inside_out(tmp_path: Path) -> None:
     (tmp_path / "base.toml").write_text(hostile_scenario("base"), encoding="utf-8")
     sweep_file = tmp_path / "sweep.toml"
-    sweep_file.write_text('scenario = "base.toml"\nseeds = 1\n[grid]\n"flows[0].name" = ["../../up", "/abs/path", ".."]\n',
-                          encoding="utf-8")
+    sweep_file.write_text(
+        'scenario = "base.toml"\nseeds = 1\n[grid]\n"flows[0].name" = ["../../up", "/abs/path", ".."]\n',
+        encoding="utf-8",
+    )
     spec = sweep.load_sweep(sweep_file, ["flows[0].group=../../../grp"])
     before = snapshot(tmp_path)
     result = sweep.run_sweep(spec, tmp_path / "out", jobs=1)
@@ -105,7 +127,9 @@ def test_hostile_sweep_values_and_set_values_stay_inside_out(tmp_path: Path) -> 
     assert all(re.fullmatch(r"[0-9a-f]{16}", d.name) for d in (tmp_path / "out" / "runs").iterdir())
 
 
-@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "../x", "/abs", "a\\b", "C:x", "a\x00b", "tab\tname", "x" * 256])
+@pytest.mark.parametrize(
+    "name", ["", ".", "..", "a/b", "../x", "/abs", "a\\b", "C:x", "a\x00b", "tab\tname", "x" * 256]
+)
 def test_safe_component_refuses_everything_but_a_plain_name(name: str) -> None:
     with pytest.raises(ScenarioError) as info:
         paths.safe_component(name, "runs.name", "f.toml")
@@ -140,8 +164,19 @@ def test_a_failed_atomic_write_leaves_neither_target_nor_temporary(tmp_path: Pat
 # --- the audit: scenario files are data -------------------------------------------------------------
 
 # Ways Python code can turn text into code or objects; none may appear in the package.
-FORBIDDEN = [r"\beval\(", r"\bexec\(", r"\bpickle\.loads?\(", r"\bmarshal\.", r"\byaml\.", r"__import__\(",
-             r"(?<![\w.])(?<!def )compile\(", r"\bshelve\.", r"\bsubprocess\.", r"os\.system\(", r"\bruamel\b"]
+FORBIDDEN = [
+    r"\beval\(",
+    r"\bexec\(",
+    r"\bpickle\.loads?\(",
+    r"\bmarshal\.",
+    r"\byaml\.",
+    r"__import__\(",
+    r"(?<![\w.])(?<!def )compile\(",
+    r"\bshelve\.",
+    r"\bsubprocess\.",
+    r"os\.system\(",
+    r"\bruamel\b",
+]
 
 
 def test_the_package_has_no_way_to_execute_text_from_a_file() -> None:
@@ -151,7 +186,9 @@ def test_the_package_has_no_way_to_execute_text_from_a_file() -> None:
     for path in sources:
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("#", 1)[0]
-            found += [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for pattern in FORBIDDEN if re.search(pattern, code)]
+            found += [
+                f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for pattern in FORBIDDEN if re.search(pattern, code)
+            ]
     assert not found, found
     # The only dynamic import takes its module name from a fixed table, never from a file.
     dynamic = [str(p.relative_to(ROOT)) for p in sources if "import_module(" in p.read_text(encoding="utf-8")]
@@ -164,9 +201,14 @@ def test_code_in_string_fields_is_only_text(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     payload = f"__import__('os').system('touch {marker}')"
     scenario = tmp_path / "s.toml"
-    scenario.write_text(hostile_scenario("h").replace('description = "h"', f'description = "{payload}"'), encoding="utf-8")
-    for args in (["validate", str(scenario)], ["run", str(scenario), "--quiet", "--set", f"flows[0].name={payload}"],
-                 ["validate", str(scenario), "--set", f"simulation.duration=__import__('os').system('touch {marker}')"]):
+    scenario.write_text(
+        hostile_scenario("h").replace('description = "h"', f'description = "{payload}"'), encoding="utf-8"
+    )
+    for args in (
+        ["validate", str(scenario)],
+        ["run", str(scenario), "--quiet", "--set", f"flows[0].name={payload}"],
+        ["validate", str(scenario), "--set", f"simulation.duration=__import__('os').system('touch {marker}')"],
+    ):
         proc = run_cli(*args)
         assert proc.returncode in (0, 2) and "Traceback" not in proc.stderr, proc.stderr
     assert not marker.exists()

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim.registry import get_registry
 from ccsim.scenario import from_dict, load
-
 from conftest import run_cli
 
 MS = 1_000_000
@@ -80,7 +78,9 @@ def test_every_listed_value_has_a_source_and_a_declared_parameter() -> None:
 
 def test_explicit_values_win_over_the_profile(write_toml) -> None:
     flow, _ = compiled(
-        write_toml, '{ kind = "tcp", profile = "linux", min_rto = "1s", ecn = false }', 'cc = { kind = "cubic", beta = 0.5 }'
+        write_toml,
+        '{ kind = "tcp", profile = "linux", min_rto = "1s", ecn = false }',
+        'cc = { kind = "cubic", beta = 0.5 }',
     )
     assert flow["transport"]["params"]["min_rto"] == SEC
     assert flow["transport"]["params"]["ecn"] is False

@@ -8,15 +8,14 @@ from __future__ import annotations
 import copy
 import math
 
+import ccsim
 import numpy as np
 import pytest
-from scipy import stats
-
-import ccsim
 from ccsim import smc
 from ccsim.errors import ScenarioError
 from ccsim.scenario import read_toml
 from conftest import run_cli
+from scipy import stats
 
 DELAY_US, JITTER_US = 20.0, 50.0
 
@@ -65,7 +64,9 @@ def base_delay_s(write_toml) -> float:
 )
 def test_smc_estimates_the_jitter_tail_probability_inside_its_interval(write_toml, distribution, x_us, truth) -> None:
     base = base_delay_s(write_toml)
-    path = write_toml(one_packet(f'{{ delay = "{DELAY_US:g}us", jitter = "{JITTER_US:g}us", distribution = "{distribution}" }}'))
+    path = write_toml(
+        one_packet(f'{{ delay = "{DELAY_US:g}us", jitter = "{JITTER_US:g}us", distribution = "{distribution}" }}')
+    )
     threshold = base + (DELAY_US + x_us) * 1e-6
     r = smc.check(path, f"Pr[<=1](<> flows.0.delay_max_s > {threshold!r})", runs=400, seed=7, jobs=2)
     assert r.random_elements == [f"random processing jitter at R ({distribution}, {JITTER_US:g} us)"]
@@ -81,8 +82,17 @@ def test_smc_estimates_the_jitter_tail_probability_inside_its_interval(write_tom
 
 def test_cli_accepts_a_scenario_whose_only_random_element_is_processing_jitter(write_toml) -> None:
     path = write_toml(one_packet('{ jitter = "50us" }'))
-    proc = run_cli("smc", str(path), "--query", "Pr[<=1](<> flows.0.delay_max_s > 0.0021)", "--runs", "20",
-                   "--jobs", "1", "--quiet")
+    proc = run_cli(
+        "smc",
+        str(path),
+        "--query",
+        "Pr[<=1](<> flows.0.delay_max_s > 0.0021)",
+        "--runs",
+        "20",
+        "--jobs",
+        "1",
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     # A fixed processing delay is not random: refused as deterministic.
     path = write_toml(one_packet('{ delay = "50us" }'), "fixed.toml")
@@ -91,15 +101,26 @@ def test_cli_accepts_a_scenario_whose_only_random_element_is_processing_jitter(w
 
 
 def test_topology_helpers_give_processing_to_their_routers_and_hosts() -> None:
-    scenario = ccsim.from_dict({
-        "simulation": {"duration": "1s"},
-        "topology": {"kind": "star", "sensors": 2, "bottleneck": {"rate": "1Mbps"}, "access": {"rate": "10Mbps"},
-                     "router_processing": {"jitter": "10us", "distribution": "exponential"},
-                     "host_processing": {"delay": "2us"}},
-    })
+    scenario = ccsim.from_dict(
+        {
+            "simulation": {"duration": "1s"},
+            "topology": {
+                "kind": "star",
+                "sensors": 2,
+                "bottleneck": {"rate": "1Mbps"},
+                "access": {"rate": "10Mbps"},
+                "router_processing": {"jitter": "10us", "distribution": "exponential"},
+                "host_processing": {"delay": "2us"},
+            },
+        }
+    )
     nodes = {n["name"]: n.get("processing") for n in scenario.to_config()["nodes"]}
-    assert nodes == {"sensor0": {"delay": 2000}, "sensor1": {"delay": 2000}, "controller": {"delay": 2000},
-                     "router": {"jitter": 10000, "distribution": "exponential"}}
+    assert nodes == {
+        "sensor0": {"delay": 2000},
+        "sensor1": {"delay": 2000},
+        "controller": {"delay": 2000},
+        "router": {"jitter": 10000, "distribution": "exponential"},
+    }
     assert smc.random_elements(scenario) == ["random processing jitter at router (exponential, 10 us)"]
 
 
@@ -107,7 +128,11 @@ def test_topology_helpers_give_processing_to_their_routers_and_hosts() -> None:
     ("processing", "field", "needle"),
     [
         ({"jitter": "-5us"}, "topology.nodes[1].processing.jitter", "negative"),
-        ({"jitter": "5us", "distribution": "normal"}, "topology.nodes[1].processing.distribution", "one of: uniform, exponential"),
+        (
+            {"jitter": "5us", "distribution": "normal"},
+            "topology.nodes[1].processing.distribution",
+            "one of: uniform, exponential",
+        ),
         ({"lag": "5us"}, "topology.nodes[1].processing.lag", "allowed: delay, jitter, distribution"),
     ],
 )
@@ -131,10 +156,20 @@ MEAN, SHAPE, FLOWS = 20_000, 2.5, 100
 def transfers(distribution: str = "pareto", shape: float = SHAPE) -> dict:
     return {
         "simulation": {"duration": "20s"},
-        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "100Mbps", "delay": "1ms"},
-                     "access": {"rate": "1Gbps"}, "pairs": [{"delay": "1ms"}]},
-        "flows": [{"pair": 0, "count": FLOWS, "transport": "tcp",
-                   "app": {"kind": "transfer", "size": f"{MEAN}B", "distribution": distribution, "shape": shape}}],
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {"rate": "100Mbps", "delay": "1ms"},
+            "access": {"rate": "1Gbps"},
+            "pairs": [{"delay": "1ms"}],
+        },
+        "flows": [
+            {
+                "pair": 0,
+                "count": FLOWS,
+                "transport": "tcp",
+                "app": {"kind": "transfer", "size": f"{MEAN}B", "distribution": distribution, "shape": shape},
+            }
+        ],
     }
 
 

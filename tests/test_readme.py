@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ccsim.cli import _build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +32,10 @@ OUTPUTS = {"out", "results", "reproductions", "my.toml"}
 # (pattern a skipped command matches, why it is not run). Every pattern must match a command.
 SKIPPED: list[tuple[str, str]] = [
     (r"^make ", "builds the project and runs the whole suite, this test included"),
-    (r"^\.venv/bin/ccsim reproduce all --quick\b",
-     "takes minutes; tests/test_reproduce*.py run every paper's quick form"),
+    (
+        r"^\.venv/bin/ccsim reproduce all --quick\b",
+        "takes minutes; tests/test_reproduce*.py run every paper's quick form",
+    ),
     (r"--scheduler tcp://HOST:", "needs a Dask cluster; HOST stands for its scheduler's address"),
 ]
 
@@ -89,8 +90,9 @@ def test_readme_commands_run_as_printed(root_copy: Path) -> None:
                 _build_parser().parse_args(argv[1:])  # exits (SystemExit) on an unknown option
             continue
         started = time.perf_counter()
-        proc = subprocess.run(["bash", "-c", command], cwd=root_copy, env=env, capture_output=True, text=True,
-                              timeout=600)
+        proc = subprocess.run(
+            ["bash", "-c", command], cwd=root_copy, env=env, capture_output=True, text=True, timeout=600
+        )
         assert proc.returncode == 0, f"{command}\nexit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
         ran.append((command, time.perf_counter() - started))
     assert matched == {p for p, _ in SKIPPED}, "a SKIPPED pattern matches no README command any more"
@@ -102,8 +104,9 @@ def test_readme_commands_run_as_printed(root_copy: Path) -> None:
     assert (root_copy / "results" / "smc" / "smc.json").exists()
 
     (python_block,) = blocks("python")
-    proc = subprocess.run([sys.executable, "-c", python_block], cwd=root_copy, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", python_block], cwd=root_copy, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -113,6 +116,11 @@ def test_readme_scenario_and_fragments_validate(tmp_path: Path) -> None:
     for k, text in enumerate([whole] + [whole + "\n" + f for f in fragments]):
         path = tmp_path / f"readme_{k}.toml"
         path.write_text(text, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "ccsim", "validate", str(path)], capture_output=True, text=True,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT / "python")), timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "ccsim", "validate", str(path)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
+            timeout=120,
+        )
         assert proc.returncode == 0, f"README toml block {k}:\n{text}\n{proc.stderr}"

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim import compare, registry, smc
 from ccsim.cli import models_markdown
 from conftest import ROOT, run_cli
@@ -23,7 +22,7 @@ def test_the_listing_and_the_docs_show_every_model() -> None:
     assert listing.returncode == 0, listing.stderr
     markdown = (ROOT / "docs" / "models.md").read_text()
     assert markdown == models_markdown(), "docs/models.md is stale: ccsim list --markdown > docs/models.md"
-    for family, name in MODELS + [("node", "processing")]:
+    for _family, name in MODELS + [("node", "processing")]:
         assert f"{name}: " in listing.stdout, name
         assert f"### `{name}`" in markdown, name
 
@@ -61,13 +60,25 @@ def _scenario(family: str, name: str) -> dict[str, Any]:
     if (family, name) == ("app", "ncs"):
         # A control loop's messages: the loop makes its own two flows with this application.
         flow = {"pair": 1, "app": {"kind": "bulk"}}
-        control = [{"plant_host": "s1", "controller_host": "r1", "plant": {"num": [36.3], "den": [1, 36.17, 0]},
-                    "controller": {"kind": "pid"}, "reference": {"kind": "constant"}, "sampling_period": "14ms"}]
+        control = [
+            {
+                "plant_host": "s1",
+                "controller_host": "r1",
+                "plant": {"num": [36.3], "den": [1, 36.17, 0]},
+                "controller": {"kind": "pid"},
+                "reference": {"kind": "constant"},
+                "sampling_period": "14ms",
+            }
+        ]
     return {
         "control": control,
         "simulation": {"duration": "200ms"},
-        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "1ms", "queue": queue},
-                     "access": {"rate": "100Mbps"}, "pairs": [{"delay": "1ms"}, {"delay": "2ms"}]},
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {"rate": "10Mbps", "delay": "1ms", "queue": queue},
+            "access": {"rate": "100Mbps"},
+            "pairs": [{"delay": "1ms"}, {"delay": "2ms"}],
+        },
         "flows": [{"pair": 0, "app": {"kind": "bulk"}}, flow],
     }
 
@@ -90,6 +101,12 @@ def test_compare_varies_every_congestion_control_that_needs_no_queue_of_its_own(
 
 def test_no_module_keeps_a_copy_of_the_engines_facts() -> None:
     sources = "\n".join(p.read_text() for p in (ROOT / "python" / "ccsim").rglob("*.py"))
-    for mirror in ("Keep in step", "RANDOM_QUEUES", "EXCLUDED_CCS", "FLOW_REFERENCES", "CONTROL_COLUMNS",
-                   "MAX_PLANT_ORDER"):
+    for mirror in (
+        "Keep in step",
+        "RANDOM_QUEUES",
+        "EXCLUDED_CCS",
+        "FLOW_REFERENCES",
+        "CONTROL_COLUMNS",
+        "MAX_PLANT_ORDER",
+    ):
         assert mirror not in sources, mirror

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim import api
 from ccsim.cli import EXIT_ENGINE_FAILURE, main
 
@@ -131,7 +130,9 @@ def test_a_healthy_run_is_unaffected_by_the_knobs_absence(write_toml) -> None:
 def test_the_bindings_take_the_seed_from_the_engine_and_the_knob_only_at_the_top(write_toml) -> None:
     # The knob is looked for by a text search before any parse: a flow named after it must
     # not be taken for it, and the seed comes from the engine (its default 1 when missing).
-    config = ccsim.compile(ccsim.load(write_toml(SCENARIO.replace("cc = \"newreno\"", "cc = \"newreno\"\nname = \"_panic_at_ns\""))))
+    config = ccsim.compile(
+        ccsim.load(write_toml(SCENARIO.replace('cc = "newreno"', 'cc = "newreno"\nname = "_panic_at_ns"')))
+    )
     assert config["flows"][0]["name"] == "_panic_at_ns"
     sim = _core.Simulation(json.dumps(config))
     assert sim.seed == 3

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from ccsim import reproduce
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ccsim", "reproduce", *args], capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_list_and_bad_arguments() -> None:

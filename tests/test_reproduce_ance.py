@@ -7,15 +7,28 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccsim
 from ccsim.reproduce import ance
 
-FIGURES = ["figure_2", "figure_3", "figure_4", "figure_5", "figures_10_15", "figure_16", "figure_17",
-           "figures_18_23", "figures_24_29", "figure_30", "figure_31", "figure_32", "figure_33", "figures_34_35"]
+FIGURES = [
+    "figure_2",
+    "figure_3",
+    "figure_4",
+    "figure_5",
+    "figures_10_15",
+    "figure_16",
+    "figure_17",
+    "figures_18_23",
+    "figures_24_29",
+    "figure_30",
+    "figure_31",
+    "figure_32",
+    "figure_33",
+    "figures_34_35",
+]
 TABLES = ["table_daisy_chain", "table_dumbbell", "table_4", "findings"]
 LINK_PKTS_S = 1.5e6 / 8 / 1000  # the 1.5 Mbit/s bottleneck in 1000-byte packets per second
 
@@ -23,8 +36,12 @@ LINK_PKTS_S = 1.5e6 / 8 / 1000  # the 1.5 Mbit/s bottleneck in 1000-byte packets
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("repro")
-    proc = subprocess.run([sys.executable, "-m", "ccsim", "reproduce", "ance", "--quick", "--out", str(base)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", "ance", "--quick", "--out", str(base)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return base / "ance"
 
@@ -61,8 +78,9 @@ def test_throughput_is_np_over_time_and_within_the_link(out: Path) -> None:
     for t, kbps in ((daisy.throughput_pkts_s, daisy.goodput_kbps), (dumb.total_pkts_s, dumb.total_kbps)):
         arrived = kbps * 1e3 / 8 / ance.MSS
         assert (t <= arrived + 1e-9).all() and (arrived - t < 0.01 * t).all()
-    np.testing.assert_allclose(dumb.total_pkts_s,
-                               dumb.throughput_A_pkts_s + dumb.throughput_B_pkts_s + dumb.throughput_C_pkts_s)
+    np.testing.assert_allclose(
+        dumb.total_pkts_s, dumb.throughput_A_pkts_s + dumb.throughput_B_pkts_s + dumb.throughput_C_pkts_s
+    )
     assert (daisy.throughput_pkts_s < LINK_PKTS_S).all() and (dumb.total_pkts_s < LINK_PKTS_S).all()
     # Seed 1 lies within the seeds' range.
     assert (dumb.total_pkts_s_min <= dumb.total_pkts_s).all() and (dumb.total_pkts_s <= dumb.total_pkts_s_max).all()
@@ -117,8 +135,14 @@ def test_table_4_has_an_interval_per_technique_around_its_estimate(out: Path) ->
     np.testing.assert_allclose(t4.clopper_pearson_high, hi, atol=1e-8)
     # The published intervals in adjacent columns (ENCN and ANCE share the paper's last row).
     assert [tuple(x) for x in t4[["paper_low", "paper_high"]].to_numpy()] == list(ance.PUBLISHED_TABLE_4.values())
-    assert not t4[["runs", "crossed", "estimate", "clopper_pearson_low", "clopper_pearson_high",
-                   "paper_low", "paper_high"]].isna().any().any()
+    assert (
+        not t4[
+            ["runs", "crossed", "estimate", "clopper_pearson_low", "clopper_pearson_high", "paper_low", "paper_high"]
+        ]
+        .isna()
+        .any()
+        .any()
+    )
     report = (out / "report.md").read_text()
     assert "quick form: 30 runs per technique" in report
 

@@ -5,28 +5,41 @@ Figures 7-9)."""
 
 from __future__ import annotations
 
-import math
 import subprocess
 import sys
 from pathlib import Path
 
+import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccsim
 from ccsim.reproduce import ca_artt
 
-TABLES = ("table_1", "table_1_orders", "table_1_forecast", "table_3", "table_4", "table_5", "figure_7", "figure_8", "figure_9",
-          "section_6_no_backward", "sensitivity")
+TABLES = (
+    "table_1",
+    "table_1_orders",
+    "table_1_forecast",
+    "table_3",
+    "table_4",
+    "table_5",
+    "figure_7",
+    "figure_8",
+    "figure_9",
+    "section_6_no_backward",
+    "sensitivity",
+)
 FIGURES = ("figure_5", "figure_6", "figure_7", "figure_8", "figure_9")
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reproduce")
-    proc = subprocess.run([sys.executable, "-m", "ccsim", "reproduce", "ca-artt", "--quick", "--out", str(root)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", "ca-artt", "--quick", "--out", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return root / "ca-artt"
 
@@ -40,8 +53,13 @@ def table(out: Path, name: str) -> pd.DataFrame:
 
 def test_upstream_rate_follows_table_2() -> None:
     # Table 2 as printed (kbit/s): Cr for Cf = 2, 4, 8, 16 Mbit/s and K = 2..32.
-    printed = {2: (40, 80, 160, 320), 4: (20, 40, 80, 160), 8: (10, 20, 40, 80), 16: (5, 10, 20, 40),
-               32: (2.5, 5, 10, 20)}
+    printed = {
+        2: (40, 80, 160, 320),
+        4: (20, 40, 80, 160),
+        8: (10, 20, 40, 80),
+        16: (5, 10, 20, 40),
+        32: (2.5, 5, 10, 20),
+    }
     for k, row in printed.items():
         for cf, cr in zip((2, 4, 8, 16), row):
             assert ca_artt.upstream_kbps(cf, k) == pytest.approx(cr)
@@ -56,9 +74,12 @@ def test_case_sets_rates_delay_errors_and_the_estimator() -> None:
     assert link["ab"]["rate_bps"] == 16_000_000 and link["ba"]["rate_bps"] == 80_000
     assert link["ab"]["loss"] == 0.01 and link["ba"]["loss"] == 0.0  # errors on the downstream only
     # Round-trip propagation: twice (bottleneck + two access links).
-    one_way = sum(l["ab"]["delay_ns"] for l in config["links"]
-                  if {l["a"], l["b"]} in ({by_name["s0"], by_name["A"]}, {by_name["A"], by_name["B"]},
-                                          {by_name["B"], by_name["r0"]}))
+    one_way = sum(
+        l["ab"]["delay_ns"]
+        for l in config["links"]
+        if {l["a"], l["b"]}
+        in ({by_name["s0"], by_name["A"]}, {by_name["A"], by_name["B"]}, {by_name["B"], by_name["r0"]})
+    )
     assert 2 * one_way == 300_000_000
     forward = d["flows"][0]["cc"]
     assert forward["kind"] == "ca-artt" and forward["eq33"] is False

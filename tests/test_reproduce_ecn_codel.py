@@ -11,24 +11,43 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from ccsim.api import Result
 from ccsim.reproduce import ecn_codel
 
-FIGURES = [f"figure_{n}_{what}.png" for n, what in [
-    (3, "retransmissions"), (4, "throughput"), (5, "queue_bytes"), (6, "sojourn"), (7, "throughput"),
-    (8, "retransmissions"), (9, "queue_bytes"), (10, "sojourn"), (11, "throughput"), (12, "throughput"),
-    (13, "drops")]] + ["sensitivity_rtt.png"]
+FIGURES = [
+    f"figure_{n}_{what}.png"
+    for n, what in [
+        (3, "retransmissions"),
+        (4, "throughput"),
+        (5, "queue_bytes"),
+        (6, "sojourn"),
+        (7, "throughput"),
+        (8, "retransmissions"),
+        (9, "queue_bytes"),
+        (10, "sojourn"),
+        (11, "throughput"),
+        (12, "throughput"),
+        (13, "drops"),
+    ]
+] + ["sensitivity_rtt.png"]
 TABLES = ["figure_13_drops", "summary", "per_flow_throughput", "sensitivity_rtt"]
-PUBLISHED = {"2 flows, 50 Mbit/s": (32, 10), "5 flows, 50 Mbit/s": (99, 22), "10 flows, 50 Mbit/s": (441, 1),
-             "10 flows, 500 Mbit/s": (183, 1)}
+PUBLISHED = {
+    "2 flows, 50 Mbit/s": (32, 10),
+    "5 flows, 50 Mbit/s": (99, 22),
+    "10 flows, 50 Mbit/s": (441, 1),
+    "10 flows, 500 Mbit/s": (183, 1),
+}
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ecn-codel")
-    proc = subprocess.run([sys.executable, "-m", "ccsim", "reproduce", "ecn-codel", "--quick", "--out", str(root)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", "ecn-codel", "--quick", "--out", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return root / "ecn-codel"
 
@@ -50,11 +69,15 @@ def test_drop_table_is_complete_and_carries_the_published_counts(out: Path) -> N
     assert not drops[ours].isna().any().any()
     published = drops.set_index("experiment")
     for label, (codel, ecn) in PUBLISHED.items():
-        assert (published.loc[label, "paper_codel_drops"], published.loc[label, "paper_ecn_codel_drops"]) == (codel, ecn)
+        assert (published.loc[label, "paper_codel_drops"], published.loc[label, "paper_ecn_codel_drops"]) == (
+            codel,
+            ecn,
+        )
     # The paper prints no number for the 1 Gbit/s (HS) bars of Figure 13, and only there.
     paper_cols = ["paper_codel_drops", "paper_ecn_codel_drops"]
     assert published[paper_cols].isna().sum(axis=1).to_dict() == {
-        e.label: (2 if e.paper_drops is None else 0) for e in ecn_codel.EXPERIMENTS}
+        e.label: (2 if e.paper_drops is None else 0) for e in ecn_codel.EXPERIMENTS
+    }
 
 
 def test_summary_columns_are_complete(out: Path) -> None:

@@ -12,7 +12,6 @@ import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-
 from ccsim.reproduce import piotrowska
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,16 +19,28 @@ ROOT = Path(__file__).resolve().parent.parent
 TABLES = [f"table_{n}" for n in range(2, 14)] + ["cubic_friendliness"]
 FIGURES = [f"figure_{n}" for n in range(2, 10)]
 # Paper's Table 1: RTT (ms) of every source-sink pair, N1..N3 -> N4..N6.
-TABLE_1_MS = {("N1", "N4"): 8, ("N2", "N4"): 32, ("N3", "N4"): 58,
-              ("N1", "N5"): 78, ("N2", "N5"): 102, ("N3", "N5"): 128,
-              ("N1", "N6"): 154, ("N2", "N6"): 178, ("N3", "N6"): 204}
+TABLE_1_MS = {
+    ("N1", "N4"): 8,
+    ("N2", "N4"): 32,
+    ("N3", "N4"): 58,
+    ("N1", "N5"): 78,
+    ("N2", "N5"): 102,
+    ("N3", "N5"): 128,
+    ("N1", "N6"): 154,
+    ("N2", "N6"): 178,
+    ("N3", "N6"): 204,
+}
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("piotrowska")
-    proc = subprocess.run([sys.executable, "-m", "ccsim", "reproduce", "piotrowska", "--quick", "--out", str(root)],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccsim", "reproduce", "piotrowska", "--quick", "--out", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr
     return root / "piotrowska"
 
@@ -124,7 +135,11 @@ def test_access_link_rtts_are_those_of_table_1() -> None:
         result = ccsim.run(ccsim.from_dict(data), seed=1)
         src, dst = flow["name"].split("-")
         rtt_ms = result.flows["rtt_min_s"].iloc[0] * 1e3
-        assert TABLE_1_MS[(src, dst)] + serialization_ms - 1e-6 <= rtt_ms <= TABLE_1_MS[(src, dst)] + serialization_ms + 0.121
+        assert (
+            TABLE_1_MS[(src, dst)] + serialization_ms - 1e-6
+            <= rtt_ms
+            <= TABLE_1_MS[(src, dst)] + serialization_ms + 0.121
+        )
 
 
 def test_jain_index_matches_hand_computation() -> None:
@@ -147,8 +162,13 @@ def test_runs_cover_the_papers_grid_with_the_papers_sizes() -> None:
     run = full["dc-mixed-hc-codel"].scenario
     assert run["simulation"]["duration"] == "100s" and run["simulation"]["warmup"] == "30s"
     assert sum(f["count"] for f in run["flows"]) == 900
-    assert run["topology"]["bottleneck"]["queue"] == {"kind": "codel", "limit": "900p", "target": "2ms",
-                                                     "interval": "100ms", "mtu": "1500B"}
+    assert run["topology"]["bottleneck"]["queue"] == {
+        "kind": "codel",
+        "limit": "900p",
+        "target": "2ms",
+        "interval": "100ms",
+        "mtu": "1500B",
+    }
     ccs = {f["group"]: f["cc"] for f in run["flows"]}
     assert ccs["N1"] == "newreno" and ccs["N2"] == "compound" and ccs["N3"]["kind"] == "cubic"
     assert full["al-cubicnf-uc-pie"].scenario["flows"][0]["cc"] == {"kind": "cubic", "tcp_friendliness": False}
@@ -166,6 +186,7 @@ def _without_processing(config: dict, idle_only: bool) -> dict:
     """The configuration with its nodes' processing removed (only the idle ones: a stage whose
     delay and jitter are both zero does not exist in the engine, net/processing.rs, so it cannot
     change a result)."""
+
     def keep(key: str, value: dict) -> bool:
         return key != "processing" or (idle_only and any(value.values()))
 

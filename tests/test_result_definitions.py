@@ -34,8 +34,15 @@ def test_goodput_summed_over_flows_never_exceeds_the_payload_the_bottleneck_carr
 
 
 def test_littles_law_holds_at_a_head_dropping_queue_once_dropped_packets_waits_count() -> None:
-    r = ccsim.run(DATA_CENTER, overrides=[
-        "flows.count=10", *SHORT, "topology.bottleneck.queue.kind=codel", "topology.bottleneck.queue.target=2ms"])
+    r = ccsim.run(
+        DATA_CENTER,
+        overrides=[
+            "flows.count=10",
+            *SHORT,
+            "topology.bottleneck.queue.kind=codel",
+            "topology.bottleneck.queue.target=2ms",
+        ],
+    )
     q = r.queues.set_index("name").loc["A->B"]
     assert q["kind"] == "codel" and q["drops"] > 1000 and q["mean_drop_sojourn_s"] > 0
     # L = (sum of the waits of every packet that entered) / window.

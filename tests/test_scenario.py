@@ -7,12 +7,10 @@ import json
 import pickle
 from pathlib import Path
 
-import pytest
-
 import ccsim
+import pytest
 from ccsim.registry import ModelInfo, ParamError, ParamInfo, Registry
 from ccsim.scenario import load
-
 from conftest import SCENARIOS
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
@@ -78,8 +76,14 @@ def error_of(write_toml, text: str, overrides: list[str] | None = None) -> ccsim
 def test_dumbbell_compiles_to_named_nodes_and_links(write_toml) -> None:
     config = compiled(DUMBBELL, write_toml)
     assert [(n["name"], n["kind"]) for n in config["nodes"]] == [
-        ("s0", "host"), ("s1", "host"), ("s2", "host"), ("A", "router"), ("B", "router"),
-        ("r0", "host"), ("r1", "host"), ("r2", "host"),
+        ("s0", "host"),
+        ("s1", "host"),
+        ("s2", "host"),
+        ("A", "router"),
+        ("B", "router"),
+        ("r0", "host"),
+        ("r1", "host"),
+        ("r2", "host"),
     ]
     assert (config["duration_ns"], config["warmup_ns"], config["seed"]) == (20 * 10**9, 5 * 10**9, 7)
     # The bottleneck comes first, both directions as written.
@@ -87,7 +91,9 @@ def test_dumbbell_compiles_to_named_nodes_and_links(write_toml) -> None:
     assert config["nodes"][bottleneck["a"]]["name"] == "A" and config["nodes"][bottleneck["b"]]["name"] == "B"
     for direction in ("ab", "ba"):
         assert bottleneck[direction] == {
-            "rate_bps": 10_000_000, "delay_ns": 5_000_000, "loss": 0.0,
+            "rate_bps": 10_000_000,
+            "delay_ns": 5_000_000,
+            "loss": 0.0,
             "queue": {"kind": "droptail", "params": {"limit": {"packets": 100}}},
         }
     assert config["bottleneck"] == "A->B"
@@ -98,8 +104,12 @@ def test_access_links_layer_defaults_pair_values_and_side_delays(write_toml) -> 
     config = compiled(DUMBBELL, write_toml)
     # Pair 0: access rate, its own delay, the default queue (engine's DropTail defaults).
     s0 = link_between(config, "s0", "A")
-    assert s0["ab"] == {"rate_bps": 100_000_000, "delay_ns": 2_000_000, "loss": 0.0,
-                        "queue": {"kind": "droptail", "params": {}}}
+    assert s0["ab"] == {
+        "rate_bps": 100_000_000,
+        "delay_ns": 2_000_000,
+        "loss": 0.0,
+        "queue": {"kind": "droptail", "params": {}},
+    }
     assert s0["ba"] == s0["ab"]
     # Pair 1: src_delay / dst_delay override the pair's delay on each side.
     assert link_between(config, "s1", "A")["ab"]["delay_ns"] == 1_000_000
@@ -121,14 +131,23 @@ def test_flows_compile_with_endpoints_windows_and_replicas(write_toml) -> None:
     assert first["cc"] == {"kind": "newreno", "params": {}}
     assert (first["start_ns"], first["start_max_ns"], first["stop_ns"]) == (0, 10**9, 15 * 10**9)
     assert [(f["name"], f["group"], names[f["src"]], names[f["dst"]]) for f in replicas] == [
-        ("bg.0", "long", "s2", "r2"), ("bg.1", "long", "s2", "r2"),
+        ("bg.0", "long", "s2", "r2"),
+        ("bg.1", "long", "s2", "r2"),
     ]
     # Defaults: TCP with the engine's congestion control, a bulk application, start at 0.
     assert replicas[0]["transport"] == {"kind": "tcp", "params": {}}
     assert replicas[0]["cc"] is None
     assert replicas[0]["app"] == {"kind": "bulk", "params": {}}
     assert (replicas[0]["start_ns"], replicas[0]["start_max_ns"]) == (0, None)
-    assert config["trace"] == {"interval_ns": 10_000_000, "queues": ["A->B"], "cwnd": True, "flow_counters": False, "events": False, "messages": False, "rtt": False}
+    assert config["trace"] == {
+        "interval_ns": 10_000_000,
+        "queues": ["A->B"],
+        "cwnd": True,
+        "flow_counters": False,
+        "events": False,
+        "messages": False,
+        "rtt": False,
+    }
 
 
 def test_sources_and_sinks_give_each_side_its_own_delay(write_toml) -> None:
@@ -163,7 +182,10 @@ def test_daisy_chain_compiles_routers_in_a_line_with_hosts(write_toml) -> None:
     assert hop["ab"]["rate_bps"] == 1_500_000 and hop["ab"]["queue"]["params"] == {"limit": {"packets": 17}}
     assert link_between(config, "sender", "R0")["ab"]["delay_ns"] == 2_000_000
     assert link_between(config, "receiver", "R1")["ba"] == {
-        "rate_bps": 10_000_000, "delay_ns": 33_000_000, "loss": 0.0, "queue": {"kind": "droptail", "params": {}}
+        "rate_bps": 10_000_000,
+        "delay_ns": 33_000_000,
+        "loss": 0.0,
+        "queue": {"kind": "droptail", "params": {}},
     }
     assert config["bottleneck"] == "R0->R1"
 
@@ -248,15 +270,19 @@ def test_a_dumped_scenario_loads_back_to_the_same_configuration(write_toml) -> N
 
 
 def test_overrides_change_values_and_are_validated_like_the_file(write_toml) -> None:
-    config = compiled(DUMBBELL, write_toml, [
-        "simulation.duration=30s",
-        "simulation.seed=11",
-        "topology.bottleneck.queue.limit=50p",
-        "flows[1].count=3",
-        "flows.stop=12s",
-        "metrics.jain_flows=[1, 3]",
-        "trace.cwnd=false",
-    ])
+    config = compiled(
+        DUMBBELL,
+        write_toml,
+        [
+            "simulation.duration=30s",
+            "simulation.seed=11",
+            "topology.bottleneck.queue.limit=50p",
+            "flows[1].count=3",
+            "flows.stop=12s",
+            "metrics.jain_flows=[1, 3]",
+            "trace.cwnd=false",
+        ],
+    )
     assert config["jain_flows"] == [1, 3]
     assert config["trace"]["cwnd"] is False
     assert (config["duration_ns"], config["seed"]) == (30 * 10**9, 11)
@@ -266,9 +292,10 @@ def test_overrides_change_values_and_are_validated_like_the_file(write_toml) -> 
 
 
 def test_overrides_create_tables_and_expand_bare_algorithm_names(write_toml) -> None:
-    text = DUMBBELL.replace("[trace]\ninterval = \"10ms\"\nqueues = [\"A->B\"]\n", "")
-    config = compiled(text, write_toml, ["trace.interval=1ms", "flows[0].cc.kind=newreno",
-                                         "flows[1].transport.mss=1000B"])
+    text = DUMBBELL.replace('[trace]\ninterval = "10ms"\nqueues = ["A->B"]\n', "")
+    config = compiled(
+        text, write_toml, ["trace.interval=1ms", "flows[0].cc.kind=newreno", "flows[1].transport.mss=1000B"]
+    )
     assert config["trace"]["interval_ns"] == 1_000_000
     assert config["flows"][1]["transport"] == {"kind": "tcp", "params": {"mss": 1000}}
     # A model table created by --set still needs its kind.
@@ -309,26 +336,39 @@ def test_errors_caused_by_an_override_point_at_it(write_toml) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "field", "needle"),
     [
-        ('seed = 7', 'seed = 7\ncolour = "blue"', "simulation.colour",
-         "unknown field; allowed: duration, warmup, seed"),
+        (
+            "seed = 7",
+            'seed = 7\ncolour = "blue"',
+            "simulation.colour",
+            "unknown field; allowed: duration, warmup, seed",
+        ),
         ('rate = "10Mbps", delay', 'rate = "-10Mbps", delay', "topology.bottleneck.rate", "must not be negative"),
         ('cc = "newreno"', 'cc = "tahoe"', "flows[0].cc", "unknown congestion control 'tahoe'; registered: "),
         ('kind = "droptail"', 'kind = "bluest"', "topology.bottleneck.queue.kind", "registered: "),
         ('mss = "1460B"', 'mss = "1460B", nagle = true', "flows[0].transport.nagle", "unknown parameter of tcp"),
         ('mss = "1460B"', 'mss = "1460"', "flows[0].transport.mss", "no unit"),
-        ('pair = 2', 'pair = 3', "flows[1].pair", "no pair 3; the dumbbell has 3 (0..2)"),
+        ("pair = 2", "pair = 3", "flows[1].pair", "no pair 3; the dumbbell has 3 (0..2)"),
         ('warmup = "5s"', 'warmup = "20s"', "simulation.warmup", "shorter than simulation.duration (20s)"),
         ('start = "0s..1s"', 'start = "1s..0s"', "flows[0].start", "end must be after its start"),
-        ('count = 2', 'count = 2\nstart = "20s"', "flows[1].start", "after the end of the simulation"),
+        ("count = 2", 'count = 2\nstart = "20s"', "flows[1].start", "after the end of the simulation"),
         ('stop = "15s"', 'stop = "0s"', "flows[0].stop", "must be after start"),
         ('queues = ["A->B"]', 'queues = ["A->C"]', "trace.queues[0]", "no queue 'A->C'"),
-        ('count = 2', 'count = 0', "flows[1].count", "greater than or equal to 1"),
-        ('kind = "dumbbell"', 'kind = "ring"', "topology.kind", "allowed: 'dumbbell', 'daisy_chain', 'explicit', 'star'"),
-        ('pair = 0', 'pair = 0\nsrc = "s0"', "flows[0].pair", "either pair or src and dst"),
-        ('interval = "10ms"', 'interval = 10', "trace.interval", "no unit"),
-        ('seed = 7', 'seed = -1', "simulation.seed", "greater than or equal to 0"),
-        ('[trace]', '[metrics]\njain_flows = [0, 3]\n\n[trace]', "metrics.jain_flows[1]",
-         "no flow 3; flows are numbered 0..2"),
+        ("count = 2", "count = 0", "flows[1].count", "greater than or equal to 1"),
+        (
+            'kind = "dumbbell"',
+            'kind = "ring"',
+            "topology.kind",
+            "allowed: 'dumbbell', 'daisy_chain', 'explicit', 'star'",
+        ),
+        ("pair = 0", 'pair = 0\nsrc = "s0"', "flows[0].pair", "either pair or src and dst"),
+        ('interval = "10ms"', "interval = 10", "trace.interval", "no unit"),
+        ("seed = 7", "seed = -1", "simulation.seed", "greater than or equal to 0"),
+        (
+            "[trace]",
+            "[metrics]\njain_flows = [0, 3]\n\n[trace]",
+            "metrics.jain_flows[1]",
+            "no flow 3; flows are numbered 0..2",
+        ),
     ],
 )
 def test_malformed_scenarios_name_the_field_and_what_is_allowed(
@@ -340,14 +380,17 @@ def test_malformed_scenarios_name_the_field_and_what_is_allowed(
 
 
 def test_a_link_to_a_missing_node_is_named(write_toml) -> None:
-    err = error_of(write_toml, """
+    err = error_of(
+        write_toml,
+        """
         [simulation]
         duration = "1s"
         [topology]
         kind = "explicit"
         nodes = [ { name = "h1", kind = "host" }, { name = "r", kind = "router" } ]
         links = [ { a = "h1", b = "r", rate = "1Mbps" }, { a = "r", b = "h9", rate = "1Mbps" } ]
-    """)
+    """,
+    )
     assert err.field == "topology.links[1].b"
     assert err.message == "no node named 'h9'; nodes: h1, r"
 
@@ -367,9 +410,9 @@ def test_flows_must_run_between_existing_hosts(write_toml) -> None:
     assert (err.field, err.message) == ("flows[0].dst", "'R1' is a router; flows run between hosts: a, b")
     err = error_of(write_toml, base + 'src = "zz"\ndst = "b"')
     assert (err.field, err.message) == ("flows[0].src", "no node named 'zz'; hosts: a, b")
-    err = error_of(write_toml, base + 'pair = 0')
+    err = error_of(write_toml, base + "pair = 0")
     assert err.field == "flows[0].pair" and "daisy_chain needs src and dst" in err.message
-    err = error_of(write_toml, base.replace('router = 1', 'router = 5') + 'src = "a"\ndst = "b"')
+    err = error_of(write_toml, base.replace("router = 1", "router = 5") + 'src = "a"\ndst = "b"')
     assert err.field == "topology.hosts[1].router" and "R0, R1" in err.message
 
 
@@ -411,8 +454,17 @@ def test_python_builders_make_the_same_scenario_as_the_file(write_toml) -> None:
         description="10 Mbit/s dumbbell, DropTail of one BDP, 4 NewReno flows with RTTs 18-210 ms",
         simulation={"duration": "60s", "warmup": "10s", "seed": 1},
         topology=topology,
-        flows=[{"pair": i, "transport": "tcp", "cc": "newreno", "app": {"kind": "bulk"}, "start": "0s..1s",
-                "group": f"rtt{rtt}ms"} for i, rtt in enumerate((18, 50, 110, 210))],
+        flows=[
+            {
+                "pair": i,
+                "transport": "tcp",
+                "cc": "newreno",
+                "app": {"kind": "bulk"},
+                "start": "0s..1s",
+                "group": f"rtt{rtt}ms",
+            }
+            for i, rtt in enumerate((18, 50, 110, 210))
+        ],
         trace={"interval": "10ms", "queues": ["A->B"]},
     )
     assert ccsim.compile(scenario) == load(FLAGSHIP).to_config()
@@ -430,16 +482,23 @@ def test_python_builders_raise_scenario_errors_naming_the_field() -> None:
 
 # --- parameter validation against a registry ------------------------------------------------
 
-SYNTHETIC = Registry([
-    ModelInfo("queue", "toy", "a toy", (
-        ParamInfo("target", "time", 5_000_000, 1_000_000, 1_000_000_000, "target delay"),
-        ParamInfo("p", "prob", 0.5, None, None, "probability"),
-        ParamInfo("w", "float", 0.5, 0.0, 1.0, "weight"),
-        ParamInfo("n", "int", None, 1, None, "count"),
-        ParamInfo("on", "bool", True, None, None, "switch"),
-        ParamInfo("limit", "size", {"packets": 100}, 1, None, "buffer"),
-    )),
-])
+SYNTHETIC = Registry(
+    [
+        ModelInfo(
+            "queue",
+            "toy",
+            "a toy",
+            (
+                ParamInfo("target", "time", 5_000_000, 1_000_000, 1_000_000_000, "target delay"),
+                ParamInfo("p", "prob", 0.5, None, None, "probability"),
+                ParamInfo("w", "float", 0.5, 0.0, 1.0, "weight"),
+                ParamInfo("n", "int", None, 1, None, "count"),
+                ParamInfo("on", "bool", True, None, None, "switch"),
+                ParamInfo("limit", "size", {"packets": 100}, 1, None, "buffer"),
+            ),
+        ),
+    ]
+)
 
 
 def test_validate_params_converts_each_kind_to_canonical_units() -> None:

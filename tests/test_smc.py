@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 import math
 
+import ccsim
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import ccsim
 from ccsim import smc
 from ccsim.errors import ScenarioError
 from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # One UDP datagram of 100 B over a link that loses each packet with probability LOSS:
 # Pr[<> delivered] = 1 - LOSS exactly.
@@ -41,13 +40,18 @@ DELIVERED = "Pr[<=1](<> flows.0.packets_received >= 1)"
 DETERMINISTIC = ONE_PACKET.replace(f"loss = {LOSS}", "loss = 0")
 
 # A flow whose start is drawn uniformly from [0, 1 s): Pr[start < x] = x.
-WINDOW = ONE_PACKET.replace(f"loss = {LOSS}", "loss = 0").replace('size = "100B" }', 'size = "100B" }\nstart = "0s..1s"')
+WINDOW = ONE_PACKET.replace(f"loss = {LOSS}", "loss = 0").replace(
+    'size = "100B" }', 'size = "100B" }\nstart = "0s..1s"'
+)
 
 # An ideal control loop (no network) next to a randomly started flow.
-LOOP = WINDOW + """
+LOOP = (
+    WINDOW
+    + """
 [[control]]
 name = "motor"
 """
+)
 
 
 # --- the query language ---------------------------------------------------------------------------
@@ -121,8 +125,29 @@ def test_malformed_queries_point_at_the_column(text: str, column: int, needle: s
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["", " ", "  ", "\t"]), min_size=40, max_size=40))
 def test_whitespace_between_tokens_does_not_change_the_parse(spaces: list[str]) -> None:
-    tokens = ["Pr", "[", "<=", "30", "]", "(", "<>", "ncs.itae", ">", "8727", "&&", "(", "queue.A->B.length",
-              "+", "1", ")", "<", "17", ")", ">=", "0.1"]
+    tokens = [
+        "Pr",
+        "[",
+        "<=",
+        "30",
+        "]",
+        "(",
+        "<>",
+        "ncs.itae",
+        ">",
+        "8727",
+        "&&",
+        "(",
+        "queue.A->B.length",
+        "+",
+        "1",
+        ")",
+        "<",
+        "17",
+        ")",
+        ">=",
+        "0.1",
+    ]
     # Tokens that would merge (two names or numbers) keep one space between them.
     needs = None
     text = ""
@@ -138,7 +163,7 @@ def test_whitespace_between_tokens_does_not_change_the_parse(spaces: list[str]) 
     assert (parsed.bound_s, parsed.path, parsed.comparison) == (30.0, "<>", (">=", 0.1))
     # Columns still point at the names in the spaced text.
     for name, column in parsed.refs:
-        assert text[column - 1:].startswith(name)
+        assert text[column - 1 :].startswith(name)
 
 
 def _without_columns(node):
@@ -221,10 +246,20 @@ def _plan(text: str, sources: dict[str, smc.Source], warmup: float = 0.0) -> smc
 
 
 def test_series_hold_their_sample_and_grids_merge() -> None:
-    raw = {"traces": {"time_s": [0.0, 1.0, 2.0, 3.0], "q": [0.0, 5.0, 20.0, 3.0]},
-           "control_traces": {"loop": [0, 0, 0], "time_s": [0.5, 1.5, 2.5], "error": [1.0, -2.0, 4.0],
-                              "reference": [1, 1, 1], "output": [0, 3, -3], "control": [0, 0, 0]},
-           "flows": [{"goodput_bps": 7.0}], "queues": [], "control": []}
+    raw = {
+        "traces": {"time_s": [0.0, 1.0, 2.0, 3.0], "q": [0.0, 5.0, 20.0, 3.0]},
+        "control_traces": {
+            "loop": [0, 0, 0],
+            "time_s": [0.5, 1.5, 2.5],
+            "error": [1.0, -2.0, 4.0],
+            "reference": [1, 1, 1],
+            "output": [0, 3, -3],
+            "control": [0, 0, 0],
+        },
+        "flows": [{"goodput_bps": 7.0}],
+        "queues": [],
+        "control": [],
+    }
     q = smc.Source("trace", "q")
     e = smc.Source("control", (0, "error"))
     itae = smc.Source("control", (0, "itae"))
@@ -368,8 +403,19 @@ def test_the_same_seed_gives_the_same_outcomes(write_toml) -> None:
 def test_cli_estimates_and_writes_the_first_passage(write_toml, tmp_path) -> None:
     path = write_toml(WINDOW.replace('size = "100B"', 'size = "100kB"'))
     out = tmp_path / "smc"
-    proc = run_cli("smc", str(path), "--query", "Pr[<=1](<> queue.h1->h2.length > 0)", "--epsilon", "0.1",
-                   "--jobs", "2", "--out", str(out), "--quiet")
+    proc = run_cli(
+        "smc",
+        str(path),
+        "--query",
+        "Pr[<=1](<> queue.h1->h2.length > 0)",
+        "--epsilon",
+        "0.1",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "185 runs" in proc.stdout and "Clopper-Pearson" in proc.stdout
     summary = json.loads((out / "smc.json").read_text())
@@ -379,8 +425,19 @@ def test_cli_estimates_and_writes_the_first_passage(write_toml, tmp_path) -> Non
         assert (out / name).stat().st_size > 0
     # The same query and seed again, on one process: the result files are byte-identical.
     again = tmp_path / "again"
-    proc = run_cli("smc", str(path), "--query", "Pr[<=1](<> queue.h1->h2.length > 0)", "--epsilon", "0.1",
-                   "--jobs", "1", "--out", str(again), "--quiet")
+    proc = run_cli(
+        "smc",
+        str(path),
+        "--query",
+        "Pr[<=1](<> queue.h1->h2.length > 0)",
+        "--epsilon",
+        "0.1",
+        "--jobs",
+        "1",
+        "--out",
+        str(again),
+        "--quiet",
+    )
     assert proc.returncode == 0, proc.stderr
     for name in ("smc.json", "outcomes.parquet", "first_passage.csv"):
         assert (out / name).read_bytes() == (again / name).read_bytes(), name
@@ -410,12 +467,18 @@ def test_poisson_arrivals_count_as_a_random_element() -> None:
     """A scenario whose only randomness is a Poisson source is accepted, and its runs differ."""
     from ccsim.smc import random_elements
 
-    scenario = ccsim.from_dict({
-        "simulation": {"duration": "1s"},
-        "topology": {"kind": "dumbbell", "bottleneck": {"rate": "10Mbps", "delay": "1ms"},
-                     "access": {"rate": "100Mbps"}, "pairs": [{"delay": "1ms"}]},
-        "flows": [{"pair": 0, "transport": "udp", "app": {"kind": "poisson", "rate": "5Mbps"}}],
-    })
+    scenario = ccsim.from_dict(
+        {
+            "simulation": {"duration": "1s"},
+            "topology": {
+                "kind": "dumbbell",
+                "bottleneck": {"rate": "10Mbps", "delay": "1ms"},
+                "access": {"rate": "100Mbps"},
+                "pairs": [{"delay": "1ms"}],
+            },
+            "flows": [{"pair": 0, "transport": "udp", "app": {"kind": "poisson", "rate": "5Mbps"}}],
+        }
+    )
     assert random_elements(scenario) == ["flows[0].app poisson (random arrivals)"]
     a, b = ccsim.run(scenario, seed=1), ccsim.run(scenario, seed=2)
     assert a.flows.packets_sent[0] != b.flows.packets_sent[0]

@@ -10,10 +10,9 @@ import signal
 import time
 from pathlib import Path
 
+import ccsim
 import pandas as pd
 import pytest
-
-import ccsim
 from ccsim import sweep
 from ccsim.errors import ScenarioError
 from conftest import ROOT, interrupt_cli, run_cli
@@ -111,13 +110,16 @@ def test_seeds_depend_on_the_sweep_file_only(sweep_dir: Path) -> None:
 
 
 def test_explicit_points_combine_with_the_grid(sweep_dir: Path) -> None:
-    text = SWEEP.replace('"flows.cc" = ["newreno", "cubic", "vegas"]\n', "") + """
+    text = (
+        SWEEP.replace('"flows.cc" = ["newreno", "cubic", "vegas"]\n', "")
+        + """
 [[points]]
 "topology.links[1].rate" = "5Mbps"
 [[points]]
 "topology.links[1].rate" = "20Mbps"
 "simulation.warmup" = "0s"
 """
+    )
     spec = sweep.load_sweep(write_sweep(sweep_dir, text))
     assert spec.varied == ["topology.links[1].rate", "simulation.warmup", "topology.links[1].queue.kind"]
     runs = [r for r in sweep.expand(spec) if r.replicate == 0]
@@ -139,8 +141,11 @@ def test_explicit_points_combine_with_the_grid(sweep_dir: Path) -> None:
         ('scenario = "base.toml"\nseeds = [1, 1]', "seeds", "differ"),
         ('scenario = "base.toml"\nseed_mode = "paired"', "seed_mode", "independent, common"),
         ('scenario = "base.toml"\n[grid]\n"flows.cc" = "cubic"', "grid.flows.cc", "non-empty list"),
-        ('scenario = "base.toml"\n[grid]\n"flows.cc" = ["cubic"]\n[[points]]\n"flows.cc" = "vegas"',
-         "points[0].flows.cc", "vary a key in one place"),
+        (
+            'scenario = "base.toml"\n[grid]\n"flows.cc" = ["cubic"]\n[[points]]\n"flows.cc" = "vegas"',
+            "points[0].flows.cc",
+            "vary a key in one place",
+        ),
     ],
 )
 def test_bad_sweep_files_name_the_field(sweep_dir: Path, text: str, field: str, needle: str) -> None:
@@ -248,8 +253,9 @@ def test_sigterm_keeps_every_finished_run(sweep_dir: Path) -> None:
     path = write_sweep(sweep_dir, text)
     out = sweep_dir / "out"
     runs = out / "runs"
-    code, stderr = interrupt_cli("sweep", str(path), "--out", str(out), "--jobs", "1", "--quiet", runs=runs, after=3,
-                                 sig=signal.SIGTERM)
+    code, stderr = interrupt_cli(
+        "sweep", str(path), "--out", str(out), "--jobs", "1", "--quiet", runs=runs, after=3, sig=signal.SIGTERM
+    )
     done = [p for p in runs.iterdir() if not p.name.startswith(".")]
     if code == 0:
         pytest.skip("the sweep finished before the signal")  # a very fast machine
@@ -293,20 +299,36 @@ def test_a_dask_cluster_gives_the_local_results_bit_for_bit(sweep_dir: Path) -> 
     spec = sweep.load_sweep(write_sweep(sweep_dir, SMALL))
     local = sweep.run_sweep(spec, sweep_dir / "local", jobs=2)
     started = time.monotonic()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as cluster:  # any free port: 8787 may be taken
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=":0"
+    ) as cluster:  # any free port: 8787 may be taken
         remote = sweep.run_sweep(spec, sweep_dir / "dask", scheduler=cluster.scheduler_address)
-        proc = run_cli("smc", str(sweep_dir / "base.toml"), "-q", "Pr[<=1](<> queue.r->h2.length > 20)", "--runs",
-                       "24", "--scheduler", cluster.scheduler_address, "--out", str(sweep_dir / "smc-dask"), "--quiet")
+        proc = run_cli(
+            "smc",
+            str(sweep_dir / "base.toml"),
+            "-q",
+            "Pr[<=1](<> queue.r->h2.length > 20)",
+            "--runs",
+            "24",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--out",
+            str(sweep_dir / "smc-dask"),
+            "--quiet",
+        )
         assert proc.returncode == 0, proc.stderr
-        hosts = {json.loads((sweep_dir / "dask" / d / "timing.json").read_text())["host"] for d in remote.table["run_dir"]}
+        hosts = {
+            json.loads((sweep_dir / "dask" / d / "timing.json").read_text())["host"] for d in remote.table["run_dir"]
+        }
     assert time.monotonic() - started < 120
     assert remote.ran == 4 and remote.failed == 0 and hosts
     assert_same_results(local.table, remote.table)
     for run_dir in local.table["run_dir"]:
         for name in ("summary.json", "flows.parquet", "queues.parquet", "traces.parquet"):
             if (sweep_dir / "local" / run_dir / name).exists():
-                assert (sweep_dir / "local" / run_dir / name).read_bytes() == (sweep_dir / "dask" / run_dir / name).read_bytes(), name
+                assert (sweep_dir / "local" / run_dir / name).read_bytes() == (
+                    sweep_dir / "dask" / run_dir / name
+                ).read_bytes(), name
     here = smc.check(sweep_dir / "base.toml", "Pr[<=1](<> queue.r->h2.length > 20)", runs=24, jobs=2)
     there = pd.read_parquet(sweep_dir / "smc-dask" / "outcomes.parquet")
     pd.testing.assert_frame_equal(here.outcomes, there, check_exact=True)
@@ -365,8 +387,10 @@ def test_damaged_runs_are_found_run_again_and_reported(sweep_dir: Path) -> None:
     path = write_sweep(sweep_dir, SMALL)
     out = sweep_dir / "out"
     first = sweep.run_sweep(sweep.load_sweep(path), out, jobs=2)
-    original = {d: {p.name: p.read_bytes() for p in (out / d).iterdir() if p.name != "timing.json"}
-                for d in first.table["run_dir"]}
+    original = {
+        d: {p.name: p.read_bytes() for p in (out / d).iterdir() if p.name != "timing.json"}
+        for d in first.table["run_dir"]
+    }
     for run_dir, how in zip(first.table["run_dir"], DAMAGES):
         _damage(out / run_dir, how)
     proc = run_cli("sweep", str(path), "--out", str(out), "--jobs", "2")
@@ -374,8 +398,10 @@ def test_damaged_runs_are_found_run_again_and_reported(sweep_dir: Path) -> None:
     assert "4 runs: 4 run now, 0 done before" in proc.stdout
     assert "warning: 4 runs kept in" in proc.stderr and "damaged" in proc.stderr and "Traceback" not in proc.stderr
     # Run again, they are the same bytes as before the damage; the table has every run.
-    assert {d: {p.name: p.read_bytes() for p in (out / d).iterdir() if p.name != "timing.json"}
-            for d in first.table["run_dir"]} == original
+    assert {
+        d: {p.name: p.read_bytes() for p in (out / d).iterdir() if p.name != "timing.json"}
+        for d in first.table["run_dir"]
+    } == original
     assert_same_results(pd.read_parquet(out / "results.parquet"), first.table)
     assert len(sweep.flows_table(out)) == 8
     # Nothing is left to do, and nothing is reported.
@@ -481,8 +507,12 @@ def test_workers_exit_when_the_sweep_is_killed(sweep_dir: Path) -> None:
 
     path = write_sweep(sweep_dir, SWEEP.replace('"1.5s"', '"1000s"'))
     out = sweep_dir / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "ccsim", "sweep", str(path), "--out", str(out), "--jobs", "2",
-                             "--quiet"], env=_cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccsim", "sweep", str(path), "--out", str(out), "--jobs", "2", "--quiet"],
+        env=_cli_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not [p for p in (out / "runs").glob("*") if not p.name.startswith(".")]:
         time.sleep(0.02)

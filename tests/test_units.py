@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from ccsim.units import (
     UnitError,
     format_bytes,
@@ -18,6 +15,8 @@ from ccsim.units import (
     parse_size,
     parse_time,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -127,8 +126,14 @@ def test_percentages_are_probabilities() -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(5_000_000, "5ms"), (1_500_000_000, "1.5s"), (200_000_000, "200ms"), (250, "250ns"), (0, "0s"),
-     (1_234_567, "1234.567us")],
+    [
+        (5_000_000, "5ms"),
+        (1_500_000_000, "1.5s"),
+        (200_000_000, "200ms"),
+        (250, "250ns"),
+        (0, "0s"),
+        (1_234_567, "1234.567us"),
+    ],
 )
 def test_times_format_in_the_largest_readable_unit(value: int, text: str) -> None:
     assert format_time(value) == text

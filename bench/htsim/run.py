@@ -55,10 +55,32 @@ CCSIM_BENCH = ROOT / "target" / "release" / "ccsim-bench"
 # htsim's objects that its TCP, queues, pipes and loggers need, and the flags of its
 # sim/Makefile. Section flags let the link drop the logger code for protocols left out
 # (loggers.o refers to all of them).
-HTSIM_OBJECTS = ["eventlist", "tcppacket", "pipe", "queue", "tcp", "mtcp", "loggers", "logfile", "clock", "config",
-                 "network", "randomqueue", "route", "trigger"]
-HTSIM_CFLAGS = ["-Wall", "-std=c++11", "-g", "-Wsign-compare", "-Wuninitialized", "-O2", "-ffunction-sections",
-                "-fdata-sections"]
+HTSIM_OBJECTS = [
+    "eventlist",
+    "tcppacket",
+    "pipe",
+    "queue",
+    "tcp",
+    "mtcp",
+    "loggers",
+    "logfile",
+    "clock",
+    "config",
+    "network",
+    "randomqueue",
+    "route",
+    "trigger",
+]
+HTSIM_CFLAGS = [
+    "-Wall",
+    "-std=c++11",
+    "-g",
+    "-Wsign-compare",
+    "-Wuninitialized",
+    "-O2",
+    "-ffunction-sections",
+    "-fdata-sections",
+]
 TWIN_CFLAGS = ["-std=c++17", "-O2", "-Wall"]
 
 # htsim counts every byte of a 1500-byte packet as payload, ccsim 1448 (timestamps).
@@ -101,8 +123,19 @@ def compile_twin(src: Path, version: str) -> Path:
     unless it was built from the same sources with the same commands."""
     sources = [src / f"{o}.cpp" for o in HTSIM_OBJECTS]
     headers = sorted(src.glob("*.h"))
-    twin_cmd = ["g++", *TWIN_CFLAGS, f"-DHTSIM_VERSION={json.dumps(version)}", f"-I{src}", f"-I{TWIN_JSON.parent}", str(TWIN),
-                "-o", str(BUILD / "dumbbell"), f"-L{BUILD}", "-lhtsim", "-Wl,--gc-sections"]
+    twin_cmd = [
+        "g++",
+        *TWIN_CFLAGS,
+        f"-DHTSIM_VERSION={json.dumps(version)}",
+        f"-I{src}",
+        f"-I{TWIN_JSON.parent}",
+        str(TWIN),
+        "-o",
+        str(BUILD / "dumbbell"),
+        f"-L{BUILD}",
+        "-lhtsim",
+        "-Wl,--gc-sections",
+    ]
 
     def key(paths: list[Path], commands: list) -> str:
         digest = hashlib.sha256()
@@ -137,23 +170,44 @@ def link_config(n: int, seed: int) -> dict:
     """`--topology link`: the benchmark without its access links, hosts A and B joined by the
     bottleneck link, n flows from A to B starting uniformly in [0, 3) s."""
     sys.path.insert(0, str(ROOT / "bench"))
-    import bench  # bench/bench.py: the benchmark's TCP
     import ccsim
 
-    return ccsim.compile(ccsim.from_dict({
-        "simulation": {"duration": "30s", "warmup": "10s", "seed": seed},
-        "topology": {
-            "kind": "explicit",
-            "nodes": [{"name": "A", "kind": "host"}, {"name": "B", "kind": "host"}],
-            "links": [{"a": "A", "b": "B", "rate": "100Mbps", "delay": "2ms",
-                       "queue": {"kind": "droptail", "limit": "900p"},
-                       "reverse": {"queue": {"kind": "droptail", "limit": "1000p"}}}],
-            "bottleneck_queue": "A->B",
-        },
-        "flows": [{"src": "A", "dst": "B", "transport": bench.TCP, "cc": "newreno", "app": {"kind": "bulk"},
-                   "start": "0s..3s"} for _ in range(n)],
-        "trace": {"interval": "10ms", "queues": ["A->B"], "cwnd": False},
-    }))
+    import bench  # bench/bench.py: the benchmark's TCP
+
+    return ccsim.compile(
+        ccsim.from_dict(
+            {
+                "simulation": {"duration": "30s", "warmup": "10s", "seed": seed},
+                "topology": {
+                    "kind": "explicit",
+                    "nodes": [{"name": "A", "kind": "host"}, {"name": "B", "kind": "host"}],
+                    "links": [
+                        {
+                            "a": "A",
+                            "b": "B",
+                            "rate": "100Mbps",
+                            "delay": "2ms",
+                            "queue": {"kind": "droptail", "limit": "900p"},
+                            "reverse": {"queue": {"kind": "droptail", "limit": "1000p"}},
+                        }
+                    ],
+                    "bottleneck_queue": "A->B",
+                },
+                "flows": [
+                    {
+                        "src": "A",
+                        "dst": "B",
+                        "transport": bench.TCP,
+                        "cc": "newreno",
+                        "app": {"kind": "bulk"},
+                        "start": "0s..3s",
+                    }
+                    for _ in range(n)
+                ],
+                "trace": {"interval": "10ms", "queues": ["A->B"], "cwnd": False},
+            }
+        )
+    )
 
 
 def measured(argv: list[str], payload: int) -> dict:
@@ -168,18 +222,39 @@ def measured(argv: list[str], payload: int) -> dict:
 def summarize(ccsim: list[dict], htsim: list[dict]) -> dict:
     """Medians and extremes of each simulator's rate, the per-round ratios (runs pair up by
     round) and the ratio of the best rates; metrics and counts from the first run."""
+
     def side(runs: list[dict]) -> dict:
         rates = [r["bottleneck_pkts_per_s"] for r in runs]
         out = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "events_per_s", "peak_rss_mib")}
         out.update(rate_median=statistics.median(rates), rate_min=min(rates), rate_max=max(rates))
-        out.update({k: runs[0][k] for k in ("events", "bottleneck_packets", "events_per_packet", "goodput_mbps", "jain",
-                                             "queue_mean_pkts", "queue_sd_pkts", "drop_ratio")})
+        out.update(
+            {
+                k: runs[0][k]
+                for k in (
+                    "events",
+                    "bottleneck_packets",
+                    "events_per_packet",
+                    "goodput_mbps",
+                    "jain",
+                    "queue_mean_pkts",
+                    "queue_sd_pkts",
+                    "drop_ratio",
+                )
+            }
+        )
         return out
 
     ratios = sorted(c["bottleneck_pkts_per_s"] / h["bottleneck_pkts_per_s"] for c, h in zip(ccsim, htsim))
     best = max(c["bottleneck_pkts_per_s"] for c in ccsim) / max(h["bottleneck_pkts_per_s"] for h in htsim)
-    return {"ccsim": side(ccsim), "htsim": side(htsim), "ratio_median": statistics.median(ratios),
-            "ratio_min": ratios[0], "ratio_max": ratios[-1], "ratio_best": best, "rounds": len(ratios)}
+    return {
+        "ccsim": side(ccsim),
+        "htsim": side(htsim),
+        "ratio_median": statistics.median(ratios),
+        "ratio_min": ratios[0],
+        "ratio_max": ratios[-1],
+        "ratio_best": best,
+        "rounds": len(ratios),
+    }
 
 
 def report(n: int, s: dict) -> str:
@@ -207,8 +282,12 @@ def report(n: int, s: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", type=Path, help="htsim's sim/ directory (default: clone the repository)")
-    parser.add_argument("--topology", choices=["dumbbell", "link"], default="dumbbell",
-                        help="the benchmark dumbbell, or its bottleneck link alone (see above)")
+    parser.add_argument(
+        "--topology",
+        choices=["dumbbell", "link"],
+        default="dumbbell",
+        help="the benchmark dumbbell, or its bottleneck link alone (see above)",
+    )
     parser.add_argument("--flows", default="10,90,900")
     parser.add_argument("--runs", type=int, default=5, help="alternated rounds per flow count (default 5)")
     parser.add_argument("--runs-900", type=int, default=3, help="rounds for N >= 900 (default 3)")
@@ -236,15 +315,22 @@ def main() -> int:
             dumbbell = args.topology == "dumbbell"
             scenario = ns3_run.ccsim_config(n, args.seed, {}) if dumbbell else link_config(n, args.seed)
             config.write_text(json.dumps(scenario))
-            programs = [("ccsim", [str(CCSIM_BENCH), str(config)], CCSIM_MSS),
-                        ("htsim", [str(binary), f"--flows={n}", f"--seed={args.seed}", f"--topology={args.topology}"],
-                         HTSIM_MSS)]
+            programs = [
+                ("ccsim", [str(CCSIM_BENCH), str(config)], CCSIM_MSS),
+                (
+                    "htsim",
+                    [str(binary), f"--flows={n}", f"--seed={args.seed}", f"--topology={args.topology}"],
+                    HTSIM_MSS,
+                ),
+            ]
             got = {"ccsim": [], "htsim": []}
             for r in range(args.runs_900 if n >= 900 else args.runs):
                 for name, argv, payload in programs if r % 2 == 0 else programs[::-1]:
                     got[name].append(measured(argv, payload))
-                log(f"N={n} round {r + 1}: ccsim {got['ccsim'][-1]['bottleneck_pkts_per_s'] / 1e6:.2f} M, "
-                    f"htsim {got['htsim'][-1]['bottleneck_pkts_per_s'] / 1e6:.2f} M bottleneck pkts/s")
+                log(
+                    f"N={n} round {r + 1}: ccsim {got['ccsim'][-1]['bottleneck_pkts_per_s'] / 1e6:.2f} M, "
+                    f"htsim {got['htsim'][-1]['bottleneck_pkts_per_s'] / 1e6:.2f} M bottleneck pkts/s"
+                )
             summary.append({"flows": n, **summarize(got["ccsim"], got["htsim"])})
             runs.append({"flows": n, **got})
             print(report(n, summary[-1]), flush=True)

@@ -1,5 +1,7 @@
 """Type stubs of the Rust engine's bindings (crates/ccsim-py)."""
 
+from typing import Any
+
 __version__: str
 
 class ConfigError(ValueError):
@@ -17,6 +19,9 @@ class SimulationError(RuntimeError):
 
     seed: int
     panic: str
+    scenario: str | None
+    overrides: list[str]
+    config: dict[str, Any]
 
 class Simulation:
     """A simulation built from a core configuration (config.rs ``Config``, as JSON)."""

@@ -7,6 +7,7 @@ JSON-able summary and files.
 
 from __future__ import annotations
 
+import functools
 import json
 import shlex
 import time
@@ -164,13 +165,15 @@ class Result:
             raise ValueError("no message log: run the scenario with [trace] messages = true")
         names = dict(zip(self.flows["id"], self.flows["name"]))
         log = self.messages
-        out = pd.DataFrame({
-            "flow": log["flow"],
-            "name": log["flow"].map(names),
-            "time_s": log["created_s"],
-            "delay_s": pd.to_numeric(log["delay_s"], errors="coerce"),
-            "lost": log["lost"].astype(bool),
-        })
+        out = pd.DataFrame(
+            {
+                "flow": log["flow"],
+                "name": log["flow"].map(names),
+                "time_s": log["created_s"],
+                "delay_s": pd.to_numeric(log["delay_s"], errors="coerce"),
+                "lost": log["lost"].astype(bool),
+            }
+        )
         if flow is not None:
             out = out[(out["flow"] == flow) if isinstance(flow, int) else (out["name"] == flow)]
         return out.sort_values(["flow", "time_s"], kind="stable").reset_index(drop=True)
@@ -212,7 +215,13 @@ class Result:
     def write(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
         """Write tables (Parquet), ``summary.json`` and (unless ``plots`` is false) PNG plots
         into ``out_dir``."""
-        from .plots import CWND_SUFFIX, QUEUE_LENGTH_SUFFIX, plot_control, plot_goodput, plot_series  # matplotlib: only here
+        from .plots import (  # matplotlib: only here
+            CWND_SUFFIX,
+            QUEUE_LENGTH_SUFFIX,
+            plot_control,
+            plot_goodput,
+            plot_series,
+        )
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -231,7 +240,7 @@ class Result:
         # Fixed names only, each checked to stay inside `out` and written atomically (paths.py).
         for name, frame in tables:
             path = inside(out, f"{name}.parquet", "--out")
-            write_atomically(path, lambda tmp, frame=frame: frame.to_parquet(tmp, index=False))
+            write_atomically(path, functools.partial(_write_parquet, frame))
             written.append(path)
         summary_path = inside(out, "summary.json", "--out")
         text = summary_text(self.summary)
@@ -244,23 +253,46 @@ class Result:
         flow_labels = {
             str(f["id"]): f["name"] + (f" ({f['group']})" if f.get("group") else "") for f in self.raw["flows"]
         }
+
         def queue_plot(path: Path) -> bool:
-            return plot_series(self.traces, "queue.", QUEUE_LENGTH_SUFFIX, "queue length (packets)",
-                               "Queue length", path, warmup_s=warmup_s)
+            return plot_series(
+                self.traces,
+                "queue.",
+                QUEUE_LENGTH_SUFFIX,
+                "queue length (packets)",
+                "Queue length",
+                path,
+                warmup_s=warmup_s,
+            )
 
         def cwnd_plot(path: Path) -> bool:
-            return plot_series(self.traces, "flow.", CWND_SUFFIX, "cwnd (kB)", "Congestion window", path,
-                               scale=1e-3, labels=flow_labels, warmup_s=warmup_s)
+            return plot_series(
+                self.traces,
+                "flow.",
+                CWND_SUFFIX,
+                "cwnd (kB)",
+                "Congestion window",
+                path,
+                scale=1e-3,
+                labels=flow_labels,
+                warmup_s=warmup_s,
+            )
 
         def goodput_plot(path: Path) -> bool:
             return plot_goodput(self.flows, path)
 
         def control_plot(path: Path) -> bool:
-            return self.control_traces is not None and plot_control(self.control_traces, list(self.control["name"]), path)
+            return self.control_traces is not None and plot_control(
+                self.control_traces, list(self.control["name"]), path
+            )
 
-        plots = [("queue_length.png", queue_plot), ("cwnd.png", cwnd_plot), ("goodput.png", goodput_plot),
-                 ("control.png", control_plot)]
-        for filename, draw in plots:
+        figures = [
+            ("queue_length.png", queue_plot),
+            ("cwnd.png", cwnd_plot),
+            ("goodput.png", goodput_plot),
+            ("control.png", control_plot),
+        ]
+        for filename, draw in figures:
             path = inside(out, filename, "--out")
             if write_atomically(path, draw):
                 written.append(path)
@@ -269,8 +301,10 @@ class Result:
 
     def __repr__(self) -> str:
         util = "n/a" if self.utilization is None else f"{self.utilization:.3f}"
-        return (f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
-                f"jain={self.jain_index} utilization={util} events={self.events}>")
+        return (
+            f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
+            f"jain={self.jain_index} utilization={util} events={self.events}>"
+        )
 
 
 # Every file a run can leave in its directory (Result.write, and write_replay at the name
@@ -278,9 +312,20 @@ class Result:
 # removes those it did not write itself, so the directory describes one run: a second run
 # without control loops must not leave the first one's control.parquet and control.png behind.
 RUN_FILES = (
-    "flows.parquet", "queues.parquet", "traces.parquet", "queue_events.parquet", "messages.parquet",
-    "rtt_samples.parquet", "control.parquet", "control_traces.parquet", "summary.json",
-    "queue_length.png", "cwnd.png", "goodput.png", "control.png", "replay.json",
+    "flows.parquet",
+    "queues.parquet",
+    "traces.parquet",
+    "queue_events.parquet",
+    "messages.parquet",
+    "rtt_samples.parquet",
+    "control.parquet",
+    "control_traces.parquet",
+    "summary.json",
+    "queue_length.png",
+    "cwnd.png",
+    "goodput.png",
+    "control.png",
+    "replay.json",
 )
 
 
@@ -322,7 +367,9 @@ def _drive(sim: Any, show_progress: bool) -> None:
             reached = sim.advance(duration, budget)  # releases the GIL
             spent = time.perf_counter() - slice_start
             # Aim each slice at SLICE_WALL_S of wall time, growing at most 4x at a time.
-            budget = max(FIRST_SLICE_EVENTS, min(budget * 4, int(budget * SLICE_WALL_S / spent) if spent > 0 else budget * 4))
+            budget = max(
+                FIRST_SLICE_EVENTS, min(budget * 4, int(budget * SLICE_WALL_S / spent) if spent > 0 else budget * 4)
+            )
             if show_progress and bar is None and time.perf_counter() - started > PROGRESS_AFTER_S:
                 bar = _ProgressBar(duration)
             if bar is not None:
@@ -356,12 +403,14 @@ class _ProgressBar:
         self._progress.start()
 
     def update(self, now_ns: int) -> None:
-        self._progress.update(
-            self._task, completed=now_ns, description=f"{now_ns / 1e9:.1f}/{self._duration_s:.1f} s"
-        )
+        self._progress.update(self._task, completed=now_ns, description=f"{now_ns / 1e9:.1f}/{self._duration_s:.1f} s")
 
     def close(self) -> None:
         self._progress.stop()
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    frame.to_parquet(path, index=False)
 
 
 def run(

@@ -60,6 +60,9 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.signal import lfilter
 
+# AR or MA coefficients: a list or an array.
+Coefficients = Sequence[float] | np.ndarray
+
 __all__ = [
     "ArimaFit",
     "OrderSelection",
@@ -191,7 +194,7 @@ def forecast_series(x: Iterable[float], phi: Sequence[float] = (), theta: Sequen
 # ----- the recursion -----
 
 
-def _inverse_ma(u: np.ndarray, theta: Sequence[float], start: int) -> np.ndarray:
+def _inverse_ma(u: np.ndarray, theta: Coefficients, start: int) -> np.ndarray:
     """z(t) = u(t) - theta_1 z(t-1) - ... - theta_q z(t-q) for t >= start, z(t) = 0 before.
 
     ``u`` is a vector or a matrix of columns filtered together (scipy's ``lfilter``: the same
@@ -215,7 +218,7 @@ def _lag(v: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def innovations(y: np.ndarray, phi: Sequence[float], theta: Sequence[float], start: int) -> np.ndarray:
+def innovations(y: np.ndarray, phi: Coefficients, theta: Coefficients, start: int) -> np.ndarray:
     """CSS innovations of the differenced series ``y``: zero before ``start``."""
     w = y.astype(float).copy()
     for i, f in enumerate(phi, 1):
@@ -223,7 +226,7 @@ def innovations(y: np.ndarray, phi: Sequence[float], theta: Sequence[float], sta
     return _inverse_ma(w, theta, start)
 
 
-def _admissible(phi: Sequence[float], theta: Sequence[float]) -> bool:
+def _admissible(phi: Coefficients, theta: Coefficients) -> bool:
     """AR part stationary and MA part invertible: roots of eq. 7 and 8 outside the unit circle."""
     for poly in ([1.0] + [-float(f) for f in phi], [1.0] + [float(t) for t in theta]):
         if len(poly) > 1 and any(c != 0.0 for c in poly[1:]):
@@ -233,7 +236,7 @@ def _admissible(phi: Sequence[float], theta: Sequence[float]) -> bool:
     return True
 
 
-def _jacobian(y: np.ndarray, e: np.ndarray, p: int, theta: Sequence[float], start: int) -> np.ndarray:
+def _jacobian(y: np.ndarray, e: np.ndarray, p: int, theta: Coefficients, start: int) -> np.ndarray:
     """d e(t) / d (phi, theta): the innovation recursion applied to -Y(t-i) and -e(t-k)."""
     columns = [-_lag(y, i) for i in range(1, p + 1)] + [-_lag(e, k) for k in range(1, len(theta) + 1)]
     return _inverse_ma(np.column_stack(columns), theta, start)
@@ -255,7 +258,7 @@ def _reflection_map(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array([r1 * (1.0 - r2), r2]), np.array([[1.0 - r2, -r1], [0.0, 1.0]])
 
 
-def _reflections(a: Sequence[float]) -> np.ndarray:
+def _reflections(a: Coefficients) -> np.ndarray:
     """The inverse of :func:`_reflection_map`, for an admissible polynomial."""
     if len(a) == 2:
         return np.array([a[0] / (1.0 - a[1]), a[1]], dtype=float)
@@ -326,8 +329,10 @@ def degeneracy(x: Iterable[float]) -> str | None:
     flat = int(np.count_nonzero(np.abs(y) <= _FLAT_TOLERANCE * float(np.max(np.abs(series)))))
     if flat <= _FLAT_SHARE * len(y):
         return None
-    return (f"{flat} of {len(y)} differences ({100.0 * flat / len(y):.1f} %) are zero: the series is "
-            "piecewise constant, not an ARIMA process, so no order is a trustworthy choice")
+    return (
+        f"{flat} of {len(y)} differences ({100.0 * flat / len(y):.1f} %) are zero: the series is "
+        "piecewise constant, not an ARIMA process, so no order is a trustworthy choice"
+    )
 
 
 def _coefficients(r: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -384,16 +389,32 @@ def _optimise(y: np.ndarray, p: int, q: int, start: int, beta0: np.ndarray, max_
         return _jacobian(y, innovations_at(r), p, beta[p:], start)[start:] @ derivative / root_n
 
     r0 = np.clip(_to_reflections(beta0, p), -_EDGE, _EDGE)
-    result = least_squares(residuals, r0, jac=jacobian, bounds=(-_EDGE, _EDGE), method="trf",
-                           ftol=1e-12, xtol=1e-12, gtol=1e-10, max_nfev=max_iterations)
+    result = least_squares(
+        residuals,
+        r0,
+        jac=jacobian,
+        bounds=(-_EDGE, _EDGE),
+        method="trf",
+        ftol=1e-12,
+        xtol=1e-12,
+        gtol=1e-10,
+        max_nfev=max_iterations,
+    )
     beta, _ = _coefficients(result.x, p)
     e = innovations(y, beta[:p], beta[p:], start)[start:]
     # status 0: the evaluation budget ran out; > 0: a tolerance was met.
     return _Run(beta, float(e @ e), bool(result.status > 0), int(result.nfev))
 
 
-def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None, nested: Iterable[ArimaFit] = (),
-        max_iterations: int = _MAX_ITERATIONS) -> ArimaFit:
+def fit(
+    x: Iterable[float],
+    p: int,
+    q: int,
+    *,
+    start: int | None = None,
+    nested: Iterable[ArimaFit] = (),
+    max_iterations: int = _MAX_ITERATIONS,
+) -> ArimaFit:
     """Fit ARIMA(p,1,q) to the series ``x`` by conditional least squares.
 
     ``start`` is the number of differences the innovation recursion is conditioned on (default
@@ -426,8 +447,7 @@ def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None, nested:
     starts: list[np.ndarray] = []
     for other in nested:
         if other.p > p or other.q > q or (other.p, other.q) == (p, q) or other.n != n:
-            raise ValueError(f"{other.name} fitted on {other.n} innovations is not nested in "
-                             f"ARIMA({p},1,{q}) on {n}")
+            raise ValueError(f"{other.name} fitted on {other.n} innovations is not nested in ARIMA({p},1,{q}) on {n}")
         padded = np.array(list(other.phi) + [0.0] * (p - other.p) + list(other.theta) + [0.0] * (q - other.q))
         if not any(np.array_equal(padded, s) for s in starts):
             starts.append(padded)
@@ -488,8 +508,9 @@ def fit(x: Iterable[float], p: int, q: int, *, start: int | None = None, nested:
     )
 
 
-def select_order(x: Iterable[float], max_p: int = 2, max_q: int = 2, *,
-                 max_iterations: int = _MAX_ITERATIONS) -> OrderSelection:
+def select_order(
+    x: Iterable[float], max_p: int = 2, max_q: int = 2, *, max_iterations: int = _MAX_ITERATIONS
+) -> OrderSelection:
     """Fit ARIMA(p,1,q) for p in 0..max_p, q in 0..max_q on the same innovations and pick the
     smallest AIC (then FPE, then fewer parameters) among the orders whose fit converged, as the
     paper's Table 1 does.

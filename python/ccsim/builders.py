@@ -53,15 +53,17 @@ def daisy_chain(
 ) -> DaisyChain:
     """Routers R0..Rn linked by ``hops``; ``hosts`` attached with ``router = i``."""
     return DaisyChain.build(
-        _present(kind="daisy_chain", hops=list(hops), hosts=list(hosts), access=access,
-                   bottleneck_queue=bottleneck_queue)
+        _present(
+            kind="daisy_chain", hops=list(hops), hosts=list(hosts), access=access, bottleneck_queue=bottleneck_queue
+        )
     )
 
 
 def explicit(nodes: Sequence[Any], links: Sequence[Any], *, bottleneck_queue: str | None = None) -> Explicit:
     """Nodes ``{name, kind}`` and links ``{a, b, rate, delay, ...}`` written out."""
-    return Explicit.build(_present(kind="explicit", nodes=list(nodes), links=list(links),
-                               bottleneck_queue=bottleneck_queue))
+    return Explicit.build(
+        _present(kind="explicit", nodes=list(nodes), links=list(links), bottleneck_queue=bottleneck_queue)
+    )
 
 
 def star(
@@ -70,5 +72,6 @@ def star(
     """Sensors ``sensor0..`` -> ``router`` -> ``controller`` (paper 001): ``sensors`` is a count
     or one link spec per sensor; a sensor given as a string is its access delay."""
     given = sensors if isinstance(sensors, int) else [{"delay": x} if isinstance(x, str) else x for x in sensors]
-    return Star.build(_present(kind="star", sensors=given, bottleneck=bottleneck, access=access,
-                               bottleneck_queue=bottleneck_queue))
+    return Star.build(
+        _present(kind="star", sensors=given, bottleneck=bottleneck, access=access, bottleneck_queue=bottleneck_queue)
+    )

@@ -11,8 +11,8 @@ import argparse
 import importlib
 import json
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
@@ -49,8 +49,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
-    run = commands.add_parser("run", help="run a scenario file and print a summary",
-                              description="Run a scenario file; print a summary table and optionally write results.")
+    run = commands.add_parser(
+        "run",
+        help="run a scenario file and print a summary",
+        description="Run a scenario file; print a summary table and optionally write results.",
+    )
     run.add_argument("file", metavar="FILE.toml", help="scenario file")
     run.add_argument("--seed", type=_seed, help="master seed (replaces simulation.seed)")
     run.add_argument("--out", metavar="DIR", help="write flows/queues/traces.parquet, summary.json and plots here")
@@ -58,42 +61,60 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="print nothing but errors (no table, no progress bar)")
     _add_memory_option(run)
 
-    validate = commands.add_parser("validate", help="check a scenario file without running it",
-                                   description="Check a scenario file (and the engine's view of it) without running.")
+    validate = commands.add_parser(
+        "validate",
+        help="check a scenario file without running it",
+        description="Check a scenario file (and the engine's view of it) without running.",
+    )
     validate.add_argument("file", metavar="FILE.toml", help="scenario file")
     _add_set_option(validate)
     _add_memory_option(validate)
 
-    listing = commands.add_parser("list", help="list queue disciplines, congestion controls, transports and "
-                                  "applications with their parameters",
-                                  description="Every registered model with its parameters, units and defaults.")
+    listing = commands.add_parser(
+        "list",
+        help="list queue disciplines, congestion controls, transports and applications with their parameters",
+        description="Every registered model with its parameters, units and defaults.",
+    )
     listing.add_argument("--json", action="store_true", help="print the registry as JSON")
-    listing.add_argument("--markdown", action="store_true",
-                         help="print the models as Markdown (docs/models.md is this output)")
+    listing.add_argument(
+        "--markdown", action="store_true", help="print the models as Markdown (docs/models.md is this output)"
+    )
 
     repro = commands.add_parser(
-        "reproduce", help="run a paper's experiments; its tables and figures beside the published ones",
+        "reproduce",
+        help="run a paper's experiments; its tables and figures beside the published ones",
         description="Reproduce the experiments of a paper (or 'all') into DIR/PAPER: tables (CSV, Markdown) "
-                    "with the published values beside ours, figures (PNG) and report.md. Finished runs are "
-                    "kept, so an interrupted reproduction resumes.")
+        "with the published values beside ours, figures (PNG) and report.md. Finished runs are "
+        "kept, so an interrupted reproduction resumes.",
+    )
     repro.add_argument("paper", nargs="?", metavar="PAPER", help="paper id, or 'all' (see --list)")
     repro.add_argument("--list", action="store_true", help="list the paper ids and exit")
     repro.add_argument("--quick", action="store_true", help="shortened runs (minutes for all papers)")
-    repro.add_argument("--out", metavar="DIR", default="reproductions", help="output directory (default: reproductions)")
+    repro.add_argument(
+        "--out", metavar="DIR", default="reproductions", help="output directory (default: reproductions)"
+    )
     repro.add_argument("--jobs", type=_jobs, metavar="N", help="parallel runs (default: all cores)")
 
-    arima = commands.add_parser("arima", help="ARIMA models of RTT traces (the CA-ARTT paper's sec. 3)",
-                                description="ARIMA(p,1,q) models of RTT traces, as in the CA-ARTT paper.")
+    arima = commands.add_parser(
+        "arima",
+        help="ARIMA models of RTT traces (the CA-ARTT paper's sec. 3)",
+        description="ARIMA(p,1,q) models of RTT traces, as in the CA-ARTT paper.",
+    )
     actions = arima.add_subparsers(dest="arima_command", metavar="ACTION", title="actions")
     arima_fit = actions.add_parser(
-        "fit", help="fit ARIMA(p,1,q), p, q in 0..2, and pick the order by AIC and FPE",
+        "fit",
+        help="fit ARIMA(p,1,q), p, q in 0..2, and pick the order by AIC and FPE",
         description="Fit ARIMA(p,1,q) for p, q in 0..2 to a series of RTTs by conditional least squares, print "
-                    "sigma^2, AIC and FPE of every order (the paper's Table 1) and the chosen order's coefficients. "
-                    "An order whose fit did not converge is not chosen; a trace whose RTT differences are mostly "
-                    "zero (piecewise constant) is reported as such, with no order chosen (exit code 0).")
-    arima_fit.add_argument("file", metavar="TRACE.csv",
-                           help="CSV with a column of RTTs in seconds: rtt_s, or the only numeric column "
-                                "(a run's rtt_samples.parquet, from [trace] rtt = true, is read too)")
+        "sigma^2, AIC and FPE of every order (the paper's Table 1) and the chosen order's coefficients. "
+        "An order whose fit did not converge is not chosen; a trace whose RTT differences are mostly "
+        "zero (piecewise constant) is reported as such, with no order chosen (exit code 0).",
+    )
+    arima_fit.add_argument(
+        "file",
+        metavar="TRACE.csv",
+        help="CSV with a column of RTTs in seconds: rtt_s, or the only numeric column "
+        "(a run's rtt_samples.parquet, from [trace] rtt = true, is read too)",
+    )
     arima_fit.add_argument("--column", help="the column holding the RTTs")
     arima_fit.add_argument("--flow", type=int, help="keep the rows of this flow (traces with a flow column)")
     _add_sweep_commands(commands)
@@ -104,47 +125,79 @@ def _build_parser() -> argparse.ArgumentParser:
 def _add_executor_options(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=_jobs, metavar="N", help="local processes (default: all cores)")
-    where.add_argument("--scheduler", type=_scheduler, metavar="ADDRESS",
-                       help="run on an existing Dask distributed cluster, e.g. tcp://10.0.0.5:8786 "
-                            "(dask scheduler + dask worker; ccsim installed on the workers)")
+    where.add_argument(
+        "--scheduler",
+        type=_scheduler,
+        metavar="ADDRESS",
+        help="run on an existing Dask distributed cluster, e.g. tcp://10.0.0.5:8786 "
+        "(dask scheduler + dask worker; ccsim installed on the workers)",
+    )
 
 
 def _add_sweep_commands(commands: Any) -> None:
     sweep = commands.add_parser(
-        "sweep", help="run a parameter sweep (grid x seeds) on local cores or a Dask cluster",
+        "sweep",
+        help="run a parameter sweep (grid x seeds) on local cores or a Dask cluster",
         description="Run every point x seed of a sweep file into one results table (results.parquet) and "
-                    "per-run directories. Finished runs are kept: rerunning the command resumes.")
+        "per-run directories. Finished runs are kept: rerunning the command resumes.",
+    )
     sweep.add_argument("file", metavar="SWEEP.toml", help="sweep file (see docs/sweeps.md)")
     sweep.add_argument("--out", metavar="DIR", help="output directory (default: results/<sweep file name>)")
     _add_executor_options(sweep)
-    sweep.add_argument("--plan", action="store_true",
-                       help="print the number of runs and an estimate of their cost (timed on short pieces), "
-                            "run nothing")
+    sweep.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the number of runs and an estimate of their cost (timed on short pieces), run nothing",
+    )
     sweep.add_argument("--retry-failed", action="store_true", help="run again the runs recorded as failed")
-    sweep.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                       help="override a key of the base scenario for every run (joins the sweep's [set])")
+    sweep.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key of the base scenario for every run (joins the sweep's [set])",
+    )
     sweep.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
 
     smc = commands.add_parser(
-        "smc", help="statistical model checking: probability of a query over random runs (UPPAAL SMC style)",
+        "smc",
+        help="statistical model checking: probability of a query over random runs (UPPAAL SMC style)",
         description="Estimate Pr[<=T](<> φ) or Pr[<=T]([] φ) (Chernoff-Hoeffding run count, Clopper-Pearson "
-                    "interval), or test Pr[<=T](...) >= p with Wald's SPRT. Series: queue.bottleneck.length, "
-                    "flow.0.cwnd, ncs.itae, ...; scalars: flows.0.goodput_bps, jain_index, ... "
-                    "(--vocabulary lists them for the scenario; docs/smc.md).")
+        "interval), or test Pr[<=T](...) >= p with Wald's SPRT. Series: queue.bottleneck.length, "
+        "flow.0.cwnd, ncs.itae, ...; scalars: flows.0.goodput_bps, jain_index, ... "
+        "(--vocabulary lists them for the scenario; docs/smc.md).",
+    )
     smc.add_argument("file", metavar="FILE.toml", help="scenario file (with at least one random element)")
     smc.add_argument("--query", "-q", help="e.g. 'Pr[<=30](<> ncs.itae > 8727)'")
     smc.add_argument("--epsilon", type=_probability, default=0.05, help="estimation: half-width (default 0.05)")
-    smc.add_argument("--alpha", type=_probability, default=0.05,
-                     help="estimation: 1 - confidence; test: probability of rejecting a true bound (default 0.05)")
-    smc.add_argument("--runs", type=_positive, help="estimation: this many runs instead of the Chernoff-Hoeffding count")
-    smc.add_argument("--test", action="store_true",
-                     help="hypothesis test (the query must end in >= p or <= p; such a query is always tested)")
-    smc.add_argument("--delta", type=_probability, default=0.01, help="test: indifference region ± delta (default 0.01)")
-    smc.add_argument("--beta", type=_probability, default=0.05,
-                     help="test: probability of accepting a false bound (default 0.05)")
-    smc.add_argument("--max-runs", type=_positive, default=10_000, help="test: give up (undecided) after this many runs")
+    smc.add_argument(
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        help="estimation: 1 - confidence; test: probability of rejecting a true bound (default 0.05)",
+    )
+    smc.add_argument(
+        "--runs", type=_positive, help="estimation: this many runs instead of the Chernoff-Hoeffding count"
+    )
+    smc.add_argument(
+        "--test",
+        action="store_true",
+        help="hypothesis test (the query must end in >= p or <= p; such a query is always tested)",
+    )
+    smc.add_argument(
+        "--delta", type=_probability, default=0.01, help="test: indifference region ± delta (default 0.01)"
+    )
+    smc.add_argument(
+        "--beta", type=_probability, default=0.05, help="test: probability of accepting a false bound (default 0.05)"
+    )
+    smc.add_argument(
+        "--max-runs", type=_positive, default=10_000, help="test: give up (undecided) after this many runs"
+    )
     smc.add_argument("--seed", type=_seed, help="master seed (replaces simulation.seed); run i's seed derives from it")
-    smc.add_argument("--trace-interval", metavar="TIME", help="sampling interval of the queue/cwnd series (default 10ms)")
+    smc.add_argument(
+        "--trace-interval", metavar="TIME", help="sampling interval of the queue/cwnd series (default 10ms)"
+    )
     _add_set_option(smc)
     _add_memory_option(smc)
     _add_executor_options(smc)
@@ -155,19 +208,25 @@ def _add_sweep_commands(commands: Any) -> None:
 
 def _add_compare_command(commands: Any) -> None:
     compare = commands.add_parser(
-        "compare", help="rank every congestion control x queue discipline on a scenario (report.html)",
+        "compare",
+        help="rank every congestion control x queue discipline on a scenario (report.html)",
         description="Run every congestion control (of the TCP flows) x queue discipline (of the bottleneck "
-                    "queue) over seeds, rank them for an objective with statistical ties, and write "
-                    "report.html, comparison.csv/.parquet and the runs into --out. Finished runs are kept: "
-                    "rerunning resumes. See docs/compare.md.")
+        "queue) over seeds, rank them for an objective with statistical ties, and write "
+        "report.html, comparison.csv/.parquet and the runs into --out. Finished runs are kept: "
+        "rerunning resumes. See docs/compare.md.",
+    )
     compare.add_argument("file", metavar="SCENARIO.toml", help="scenario file")
-    compare.add_argument("--cc", help="comma-separated congestion controls (default: every registered one that "
-                                      "needs no special router)")
+    compare.add_argument(
+        "--cc", help="comma-separated congestion controls (default: every registered one that needs no special router)"
+    )
     compare.add_argument("--queue", help="comma-separated queue disciplines (default: droptail,red,codel,pie)")
     compare.add_argument("--seeds", type=_positive, default=3, help="seeds per combination (default 3)")
-    compare.add_argument("--objective", default="latency",
-                         help="latency, fairness, throughput, control, or terms and constraints: "
-                              "'min:p99_delay*2,max:utilization,jain >= 0.9,p99_delay <= 20ms' (default latency)")
+    compare.add_argument(
+        "--objective",
+        default="latency",
+        help="latency, fairness, throughput, control, or terms and constraints: "
+        "'min:p99_delay*2,max:utilization,jain >= 0.9,p99_delay <= 20ms' (default latency)",
+    )
     compare.add_argument("--out", metavar="DIR", help="output directory (default: results/compare/<scenario name>)")
     compare.add_argument("--master-seed", type=_seed, default=0, help="what the run seeds derive from (default 0)")
     _add_set_option(compare)
@@ -220,15 +279,25 @@ def _probability(text: str) -> float:
 
 
 def _add_set_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a key of the file, e.g. --set simulation.duration=30s "
-                             "--set topology.bottleneck.queue.limit=50p (repeatable)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key of the file, e.g. --set simulation.duration=30s "
+        "--set topology.bottleneck.queue.limit=50p (repeatable)",
+    )
 
 
 def _add_memory_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-memory", type=_memory, metavar="SIZE",
-                        help="refuse a run whose estimated memory exceeds SIZE, e.g. 2GiB (default: 80 %% of the "
-                             "memory available; see docs/robustness.md)")
+    parser.add_argument(
+        "--max-memory",
+        type=_memory,
+        metavar="SIZE",
+        help="refuse a run whose estimated memory exceeds SIZE, e.g. 2GiB (default: 80 %% of the "
+        "memory available; see docs/robustness.md)",
+    )
 
 
 def _memory(text: str) -> int:
@@ -274,10 +343,12 @@ def _ms(seconds: float | None) -> str:
 
 def _print_summary(console: Console, file: str, result: Any) -> None:
     raw = result.raw
-    console.print(Text(
-        f"{file}: seed {raw['seed']}, {raw['duration_s']:g} s simulated (measured after {raw['warmup_s']:g} s), "
-        f"{raw['events']:,} events in {result.wall_time_s:.2f} s"
-    ))
+    console.print(
+        Text(
+            f"{file}: seed {raw['seed']}, {raw['duration_s']:g} s simulated (measured after {raw['warmup_s']:g} s), "
+            f"{raw['events']:,} events in {result.wall_time_s:.2f} s"
+        )
+    )
     console.print(_flows_table(raw["flows"]))
     console.print(_queues_table(raw))
     if raw.get("control"):
@@ -297,13 +368,19 @@ EXTREME_FLOWS = 10
 def _flows_table(flows: list[dict[str, Any]]) -> Table:
     named = any(flow["name"] != str(flow["id"]) for flow in flows)
     grouped = any(flow["group"] for flow in flows)
-    headers = ["id"] + (["name"] if named else []) + (["group"] if grouped else []) + [
-        "path", "cc", "goodput Mb/s", "retx", "RTOs", "RTT ms", "delay ms"]
+    headers = (
+        ["id"]
+        + (["name"] if named else [])
+        + (["group"] if grouped else [])
+        + ["path", "cc", "goodput Mb/s", "retx", "RTOs", "RTT ms", "delay ms"]
+    )
     caption = None
     if len(flows) > LISTED_FLOWS:
         by_goodput = sorted(flows, key=lambda flow: (flow["goodput_bps"], flow["id"]))
-        caption = (f"the {EXTREME_FLOWS} lowest and {EXTREME_FLOWS} highest goodputs of {len(flows)} flows; "
-                   "--out DIR writes every flow (flows.parquet)")
+        caption = (
+            f"the {EXTREME_FLOWS} lowest and {EXTREME_FLOWS} highest goodputs of {len(flows)} flows; "
+            "--out DIR writes every flow (flows.parquet)"
+        )
         flows = by_goodput[:EXTREME_FLOWS] + by_goodput[-EXTREME_FLOWS:]
     table = Table(title="Flows", title_justify="left", caption=caption, caption_justify="left")
     for header in headers:
@@ -313,25 +390,45 @@ def _flows_table(flows: list[dict[str, Any]]) -> Table:
         row += [flow["name"]] if named else []
         row += [flow["group"] or ""] if grouped else []
         row += [
-            f"{flow['src']}->{flow['dst']}", flow["cc"] or flow["transport"], f"{flow['goodput_bps'] / 1e6:.3f}",
-            flow["retransmissions"], flow["timeouts"], _ms(flow["rtt_mean_s"]), _ms(flow["delay_mean_s"]),
+            f"{flow['src']}->{flow['dst']}",
+            flow["cc"] or flow["transport"],
+            f"{flow['goodput_bps'] / 1e6:.3f}",
+            flow["retransmissions"],
+            flow["timeouts"],
+            _ms(flow["rtt_mean_s"]),
+            _ms(flow["delay_mean_s"]),
         ]
         table.add_row(*map(_cell, row))
     return table
 
 
 def _control_table(loops: list[dict[str, Any]]) -> Table:
-    table = Table(title="Control loops", title_justify="left",
-                  caption="ITAE = ∫ t|e| dt; ITAE sum = Σ t_k |e_k| over the samples", caption_justify="left")
+    table = Table(
+        title="Control loops",
+        title_justify="left",
+        caption="ITAE = ∫ t|e| dt; ITAE sum = Σ t_k |e_k| over the samples",
+        caption_justify="left",
+    )
     for header in ("loop", "h ms", "ITAE", "ITAE sum", "IAE", "ISE", "samples", "lost s/c", "applied", "delay ms"):
         table.add_column(header, justify="left" if header == "loop" else "right")
     for loop in loops:
-        table.add_row(*map(_cell, (
-            loop["name"], f"{loop['h_s'] * 1e3:g}", f"{loop['itae']:.4g}", f"{loop['itae_sum']:.5g}",
-            f"{loop['iae']:.4g}", f"{loop['ise']:.4g}", loop["samples"],
-            f"{loop['samples_lost']}/{loop['controls_lost']}", loop["controls_applied"],
-            _ms(loop["actuation_delay_mean_s"]),
-        )))
+        table.add_row(
+            *map(
+                _cell,
+                (
+                    loop["name"],
+                    f"{loop['h_s'] * 1e3:g}",
+                    f"{loop['itae']:.4g}",
+                    f"{loop['itae_sum']:.5g}",
+                    f"{loop['iae']:.4g}",
+                    f"{loop['ise']:.4g}",
+                    loop["samples"],
+                    f"{loop['samples_lost']}/{loop['controls_lost']}",
+                    loop["controls_applied"],
+                    _ms(loop["actuation_delay_mean_s"]),
+                ),
+            )
+        )
     return table
 
 
@@ -344,25 +441,48 @@ def _queues_table(raw: dict[str, Any]) -> Table:
     # service, on a router or a host (a sender's own access queue overflows too); idle
     # queues would bury those.
     queues = raw["queues"]
-    busy = [q for q in queues if q["name"] == raw.get("bottleneck") or q["max_len_pkts"] > 1 or q["drops"] or q["marks"]]
+    busy = [
+        q for q in queues if q["name"] == raw.get("bottleneck") or q["max_len_pkts"] > 1 or q["drops"] or q["marks"]
+    ]
     shown, caption = busy, None
     if len(busy) > LISTED_QUEUES:
-        busiest = sorted(range(len(busy)), key=lambda i: (
-            busy[i]["name"] != raw.get("bottleneck"), -(busy[i]["drops"] + busy[i]["marks"]), -busy[i]["max_len_pkts"], i))
+        busiest = sorted(
+            range(len(busy)),
+            key=lambda i: (
+                busy[i]["name"] != raw.get("bottleneck"),
+                -(busy[i]["drops"] + busy[i]["marks"]),
+                -busy[i]["max_len_pkts"],
+                i,
+            ),
+        )
         shown = [busy[i] for i in sorted(busiest[:LISTED_QUEUES])]
-        caption = (f"the {LISTED_QUEUES} of {len(busy)} busy queues that dropped or marked most; "
-                   "--out DIR writes every queue (queues.parquet)")
+        caption = (
+            f"the {LISTED_QUEUES} of {len(busy)} busy queues that dropped or marked most; "
+            "--out DIR writes every queue (queues.parquet)"
+        )
     elif len(queues) > len(busy):
         caption = f"{len(queues) - len(busy)} other queues never held more than one packet, dropped or marked nothing"
     table = Table(title="Queues", title_justify="left", caption=caption, caption_justify="left")
     for header in ("queue", "kind", "mean p", "sd p", "max p", "sojourn ms", "drops", "marks", "drop %", "util %"):
         table.add_column(header, justify="left" if header in ("queue", "kind") else "right")
     for queue in shown:
-        table.add_row(*map(_cell, (
-            queue["name"], queue["kind"], f"{queue['mean_len_pkts']:.1f}", f"{queue['sd_len_pkts']:.1f}",
-            queue["max_len_pkts"], _ms(queue["mean_sojourn_s"]), queue["drops"], queue["marks"],
-            f"{queue['drop_ratio'] * 100:.2f}", f"{queue['utilization'] * 100:.1f}",
-        )))
+        table.add_row(
+            *map(
+                _cell,
+                (
+                    queue["name"],
+                    queue["kind"],
+                    f"{queue['mean_len_pkts']:.1f}",
+                    f"{queue['sd_len_pkts']:.1f}",
+                    queue["max_len_pkts"],
+                    _ms(queue["mean_sojourn_s"]),
+                    queue["drops"],
+                    queue["marks"],
+                    f"{queue['drop_ratio'] * 100:.2f}",
+                    f"{queue['utilization'] * 100:.1f}",
+                ),
+            )
+        )
     return table
 
 
@@ -380,8 +500,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except Exception as exc:
         # The scenario was loaded here, so the replay line names the file and its overrides.
         if getattr(exc, "config", None) is not None and getattr(exc, "scenario", None) is None:
-            exc.scenario = str(args.file)
-            exc.overrides = list(args.overrides or [])
+            setattr(exc, "scenario", str(args.file))  # noqa: B010 (an attribute of the engine's error)
+            setattr(exc, "overrides", list(args.overrides or []))  # noqa: B010
         raise
     if not quiet:
         _print_summary(console, args.file, result)
@@ -433,8 +553,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     config = scenario.to_config()
     _engine().Simulation(json.dumps(config))  # the engine's own checks (routes, parameters)
     memory = estimate(config).total
-    print(f"{args.file}: ok ({len(config['nodes'])} nodes, {len(config['links'])} links, "
-          f"{len(config['flows'])} flows); memory up to about {memory / 2**20:.0f} MiB")
+    print(
+        f"{args.file}: ok ({len(config['nodes'])} nodes, {len(config['links'])} links, "
+        f"{len(config['flows'])} flows); memory up to about {memory / 2**20:.0f} MiB"
+    )
     return EXIT_OK
 
 
@@ -461,10 +583,18 @@ def _cmd_list(args: argparse.Namespace) -> int:
             for header in ("parameter", "unit", "default", "range", "description"):
                 table.add_column(header, overflow="fold")
             for param in model.params:
-                table.add_row(*map(_cell, (
-                    param.name, KIND_UNITS.get(param.kind, param.kind), format_param(param.kind, param.default),
-                    param.range_text(), param.doc,
-                )))
+                table.add_row(
+                    *map(
+                        _cell,
+                        (
+                            param.name,
+                            KIND_UNITS.get(param.kind, param.kind),
+                            format_param(param.kind, param.default),
+                            param.range_text(),
+                            param.doc,
+                        ),
+                    )
+                )
             console.print(table)
         console.print()
     return EXIT_OK
@@ -473,8 +603,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def models_markdown() -> str:
     """Every registered model as Markdown, from the engine's registry: docs/models.md."""
     registry = get_registry()
-    lines = ["# Models", "", "Generated by `ccsim list --markdown` from the engine's registry (a test keeps this file",
-             "equal to its output). Units are those a scenario writes; `ccsim list` prints the same.", ""]
+    lines = [
+        "# Models",
+        "",
+        "Generated by `ccsim list --markdown` from the engine's registry (a test keeps this file",
+        "equal to its output). Units are those a scenario writes; `ccsim list` prints the same.",
+        "",
+    ]
     for family in registry.families():
         if family == "profile":
             continue
@@ -484,7 +619,13 @@ def models_markdown() -> str:
             if model.params:
                 lines += ["| parameter | unit | default | range | description |", "|---|---|---|---|---|"]
                 for p in model.params:
-                    cells = (p.name, KIND_UNITS.get(p.kind, p.kind), format_param(p.kind, p.default), p.range_text(), p.doc)
+                    cells = (
+                        p.name,
+                        KIND_UNITS.get(p.kind, p.kind),
+                        format_param(p.kind, p.default),
+                        p.range_text(),
+                        p.doc,
+                    )
                     lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
                 lines.append("")
     return "\n".join(lines)
@@ -514,7 +655,9 @@ def _print_profiles(console: Any, profiles: list[Any]) -> None:
         for header in ("sets", "parameter", "value", "source"):
             table.add_column(header, overflow="fold")
         for setting in profile.settings:
-            target = "transport" if setting.target == "transport" else "cc (default)" if setting.param == "kind" else "cc"
+            target = (
+                "transport" if setting.target == "transport" else "cc (default)" if setting.param == "kind" else "cc"
+            )
             table.add_row(*map(_cell, (target, setting.param, setting.value_text(), setting.source)))
         console.print(table)
     console.print()
@@ -581,24 +724,36 @@ def _cmd_arima(args: argparse.Namespace) -> int:
         raise ScenarioError(args.file, "", str(exc)) from None
     best = selection.best
     console = _stdout_console()
-    console.print(Text(f"{args.file}: {described}; ARIMA(p,1,q) by conditional least squares, "
-                       f"{best.n} innovations each"))
+    console.print(
+        Text(f"{args.file}: {described}; ARIMA(p,1,q) by conditional least squares, {best.n} innovations each")
+    )
     # A degenerate trace gets no chosen order, only the smallest AIC marked as such.
     marker = "<- smallest AIC" if selection.degenerate else "<- chosen"
     table = Table(title="Orders (paper eq. 14-15, Table 1)", title_justify="left")
     for header in ("model", "phi", "theta", "sigma^2", "AIC", "FPE", "converged", ""):
         table.add_column(header, justify="left" if header in ("model", "phi", "theta", "converged", "") else "right")
     for f in selection.fits:
-        table.add_row(*map(_cell, (
-            f.name, " ".join(f"{v:+.5f}" for v in f.phi) or "-", " ".join(f"{v:+.5f}" for v in f.theta) or "-",
-            f"{f.sigma2:.6g}", f"{f.aic:.6f}", f"{f.fpe:.6g}", "yes" if f.converged else f"no ({f.iterations} evals)",
-            marker if f is best else "",
-        )))
+        table.add_row(
+            *map(
+                _cell,
+                (
+                    f.name,
+                    " ".join(f"{v:+.5f}" for v in f.phi) or "-",
+                    " ".join(f"{v:+.5f}" for v in f.theta) or "-",
+                    f"{f.sigma2:.6g}",
+                    f"{f.aic:.6f}",
+                    f"{f.fpe:.6g}",
+                    "yes" if f.converged else f"no ({f.iterations} evals)",
+                    marker if f is best else "",
+                ),
+            )
+        )
     console.print(table)
     if selection.unconverged:
         # Left out of the choice; say so when one of them would otherwise have won.
-        console.print(Text("not converged, left out of the choice: "
-                           + ", ".join(f.name for f in selection.unconverged)))
+        console.print(
+            Text("not converged, left out of the choice: " + ", ".join(f.name for f in selection.unconverged))
+        )
         lower = [f.name for f in selection.unconverged if f.aic < best.aic]
         if lower:
             console.print(Text(f"  with a smaller AIC than {best.name}: {', '.join(lower)}"))
@@ -614,8 +769,12 @@ def _cmd_arima(args: argparse.Namespace) -> int:
         # ca-artt forecasts with ARIMA(2,1,1); its sub-models are the same with zeros.
         phi = list(best.phi) + [0.0] * (2 - best.p)
         theta = list(best.theta) + [0.0] * (1 - best.q)
-        console.print(Text(f'  as ca-artt parameters: cc = {{ kind = "ca-artt", phi1 = {phi[0]:.5f}, '
-                           f"phi2 = {phi[1]:.5f}, theta1 = {theta[0]:.5f} }}"))
+        console.print(
+            Text(
+                f'  as ca-artt parameters: cc = {{ kind = "ca-artt", phi1 = {phi[0]:.5f}, '
+                f"phi2 = {phi[1]:.5f}, theta1 = {theta[0]:.5f} }}"
+            )
+        )
     return EXIT_OK
 
 
@@ -640,16 +799,21 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for pid in papers:
         _writable_dir(Path(args.out) / pid)  # each paper's directory, before any run
     for pid in papers:
-        report = reproduce.reproduce(pid, Path(args.out) / pid, quick=args.quick, jobs=args.jobs,
-                                     progress=sys.stderr.isatty())
+        report = reproduce.reproduce(
+            pid, Path(args.out) / pid, quick=args.quick, jobs=args.jobs, progress=sys.stderr.isatty()
+        )
         print(f"{pid}: {report}")
     return EXIT_OK
 
 
 def _executor_error(args: argparse.Namespace, exc: BaseException) -> ScenarioError:
     """A scheduler that cannot be reached is a bad argument, not a bug."""
-    return ScenarioError("", "--scheduler", f"cannot use the Dask scheduler at {args.scheduler}: "
-                         f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}")
+    return ScenarioError(
+        "",
+        "--scheduler",
+        f"cannot use the Dask scheduler at {args.scheduler}: "
+        f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+    )
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -668,24 +832,37 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_OK
     progress = not args.quiet
     _writable_dir(out)
-    result = _resumable(args, out, lambda: sweep.run_sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler,
-                                                           retry_failed=args.retry_failed, progress=progress))
+    result = _resumable(
+        args,
+        out,
+        lambda: sweep.run_sweep(
+            spec, out, jobs=args.jobs, scheduler=args.scheduler, retry_failed=args.retry_failed, progress=progress
+        ),
+    )
     if isinstance(result, int):
         return result
     if not args.quiet:
-        console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
-                           f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"))
+        console.print(
+            Text(
+                f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
+                f"{result.failed} failed; table {out / sweep.RESULTS_FILE}"
+            )
+        )
     _report_damaged(result, out)
     if result.lost:
-        _fail(f"a worker process died: {result.lost} runs were left unfinished (the finished ones are kept in "
-              f"{out}); rerun the same command to run them")
+        _fail(
+            f"a worker process died: {result.lost} runs were left unfinished (the finished ones are kept in "
+            f"{out}); rerun the same command to run them"
+        )
         return EXIT_ENGINE_FAILURE
     table = result.table
     failed = table[table["status"] != "ok"] if len(table) else table
     if len(failed):
         # Failed runs of earlier sessions count too: the sweep as a whole is not clean.
-        _fail(f"{len(failed)} run{'s' if len(failed) != 1 else ''} failed (status and error in "
-              f"{out / sweep.RESULTS_FILE}; --retry-failed runs them again); first: {failed.iloc[0]['error']}")
+        _fail(
+            f"{len(failed)} run{'s' if len(failed) != 1 else ''} failed (status and error in "
+            f"{out / sweep.RESULTS_FILE}; --retry-failed runs them again); first: {failed.iloc[0]['error']}"
+        )
         return EXIT_ENGINE_FAILURE
     return EXIT_OK
 
@@ -699,8 +876,10 @@ def _resumable(args: argparse.Namespace, out: Path, start: Any) -> Any:
         return start()
     except sweep.SweepInterrupted as stop:
         done = stop.result.skipped + stop.result.ran
-        _fail(f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
-              "rerun the same command to resume")
+        _fail(
+            f"interrupted: {done} of {stop.result.total} runs finished and kept in {out}; "
+            "rerun the same command to resume"
+        )
         return EXIT_INTERRUPTED
     except OSError as exc:
         if args.scheduler:
@@ -713,8 +892,10 @@ def _report_damaged(result: Any, out: Path) -> None:
     and were run again: files in the output directory were cut short, changed or removed."""
     damaged = getattr(result, "damaged", 0)
     if damaged:
-        _fail(f"warning: {damaged} run{'s' if damaged != 1 else ''} kept in {out} {'were' if damaged != 1 else 'was'} "
-              "damaged (a file missing, cut short or changed) and ran again")
+        _fail(
+            f"warning: {damaged} run{'s' if damaged != 1 else ''} kept in {out} {'were' if damaged != 1 else 'was'} "
+            "damaged (a file missing, cut short or changed) and ran again"
+        )
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -725,19 +906,29 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from . import compare, sweep
 
     objective = compare.parse_objective(args.objective)
-    spec = compare.prepare(args.file, ccs=_names(args.cc), queues=_names(args.queue), seeds=args.seeds,
-                           overrides=args.overrides, master_seed=args.master_seed)
+    spec = compare.prepare(
+        args.file,
+        ccs=_names(args.cc),
+        queues=_names(args.queue),
+        seeds=args.seeds,
+        overrides=args.overrides,
+        master_seed=args.master_seed,
+    )
     compare.check_objective(spec, objective)
     out = _writable_dir(Path(args.out) if args.out else Path("results") / "compare" / Path(args.file).stem)
     console = _stdout_console()
     for note in spec.notes:
         console.print(Text(f"note: {note}"))
-    result = _resumable(args, out, lambda: compare.run_compare(spec, out, jobs=args.jobs, scheduler=args.scheduler,
-                                                               progress=not args.quiet))
+    result = _resumable(
+        args,
+        out,
+        lambda: compare.run_compare(spec, out, jobs=args.jobs, scheduler=args.scheduler, progress=not args.quiet),
+    )
     if isinstance(result, int):
         return result
-    console.print(Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, "
-                       f"{result.failed} failed"))
+    console.print(
+        Text(f"{result.total} runs: {result.ran} run now, {result.skipped} done before, {result.failed} failed")
+    )
     _report_damaged(result, out)
     table = result.table
     if not len(table) or not (table["status"] == "ok").any():
@@ -773,16 +964,27 @@ def _cmd_smc(args: argparse.Namespace) -> int:
     except smc.QueryError as exc:
         raise ScenarioError("", "--query", _query_problem(exc)) from None
     if args.test and query.comparison is None:
-        raise ScenarioError("", "--test", "a test needs a probability bound in the query, e.g. "
-                            f"'{args.query} >= 0.1'")
+        raise ScenarioError("", "--test", f"a test needs a probability bound in the query, e.g. '{args.query} >= 0.1'")
     _load_within_memory(args)  # each run must fit (checked once: every run has the same size)
     if args.out:
         _writable_dir(args.out)  # before the runs, not after them
     try:
-        result = smc.check(args.file, query, epsilon=args.epsilon, alpha=args.alpha, runs=args.runs,
-                           delta=args.delta, beta=args.beta, max_runs=args.max_runs, seed=args.seed,
-                           overrides=args.overrides, trace_interval=args.trace_interval, jobs=args.jobs,
-                           scheduler=args.scheduler, progress=not args.quiet)
+        result = smc.check(
+            args.file,
+            query,
+            epsilon=args.epsilon,
+            alpha=args.alpha,
+            runs=args.runs,
+            delta=args.delta,
+            beta=args.beta,
+            max_runs=args.max_runs,
+            seed=args.seed,
+            overrides=args.overrides,
+            trace_interval=args.trace_interval,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            progress=not args.quiet,
+        )
     except smc.QueryError as exc:
         raise ScenarioError("", "--query", _query_problem(exc)) from None
     except ValueError as exc:
@@ -807,13 +1009,21 @@ def _cmd_smc(args: argparse.Namespace) -> int:
 
 def _query_problem(exc: Any) -> str:
     """A query error on one line: the column, the message, and the text from that column."""
-    rest = exc.query[exc.column - 1:]
+    rest = exc.query[exc.column - 1 :]
     at = f" (at {rest[:30]!r})" if rest.strip() else " (at the end)"
     return f"column {exc.column}{at}: {exc.message}"
 
 
-_COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "list": _cmd_list, "arima": _cmd_arima,
-             "sweep": _cmd_sweep, "smc": _cmd_smc, "reproduce": _cmd_reproduce, "compare": _cmd_compare}
+_COMMANDS = {
+    "run": _cmd_run,
+    "validate": _cmd_validate,
+    "list": _cmd_list,
+    "arima": _cmd_arima,
+    "sweep": _cmd_sweep,
+    "smc": _cmd_smc,
+    "reproduce": _cmd_reproduce,
+    "compare": _cmd_compare,
+}
 
 
 # The longest error line: a message quotes values, and one quoting a huge value must not
@@ -839,7 +1049,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccsim {__version__}")
         return EXIT_OK
     if args.command is None:
-        _fail("a command is required: run, validate, list, reproduce, sweep, smc, compare or arima (see 'ccsim --help')")
+        _fail(
+            "a command is required: run, validate, list, reproduce, sweep, smc, compare or arima (see 'ccsim --help')"
+        )
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:

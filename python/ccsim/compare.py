@@ -46,9 +46,9 @@ import numpy as np
 from scipy import stats
 
 from .errors import ScenarioError
+from .metrics import jain
 from .overrides import apply_overrides
 from .scenario import from_dict, read_toml
-from .metrics import jain
 
 __all__ = [
     "CompareSpec",
@@ -82,6 +82,7 @@ RUNS_TRACE_POINTS = 400  # trace samples per run when the scenario asks for none
 
 # --- metrics ----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -96,17 +97,20 @@ class Metric:
 
 UNIT_INTERVAL = (0.0, 1.0)
 
-METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("utilization", "utilization", True, "%", False, UNIT_INTERVAL),
-    Metric("goodput", "goodput", True, "Mbps", True),
-    Metric("jain", "Jain", True, "", False, UNIT_INTERVAL),
-    Metric("jain_groups", "Jain within groups (mean)", True, "", False, UNIT_INTERVAL),
-    Metric("mean_delay", "mean queueing delay", False, "ms", True),
-    Metric("p99_delay", "p99 queueing delay", False, "ms", True),
-    Metric("drop_ratio", "drop ratio", False, "%", False, UNIT_INTERVAL),
-    Metric("retransmissions", "retransmissions", False, "", True),
-    Metric("itae", "ITAE", False, "", True),
-)}
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("utilization", "utilization", True, "%", False, UNIT_INTERVAL),
+        Metric("goodput", "goodput", True, "Mbps", True),
+        Metric("jain", "Jain", True, "", False, UNIT_INTERVAL),
+        Metric("jain_groups", "Jain within groups (mean)", True, "", False, UNIT_INTERVAL),
+        Metric("mean_delay", "mean queueing delay", False, "ms", True),
+        Metric("p99_delay", "p99 queueing delay", False, "ms", True),
+        Metric("drop_ratio", "drop ratio", False, "%", False, UNIT_INTERVAL),
+        Metric("retransmissions", "retransmissions", False, "", True),
+        Metric("itae", "ITAE", False, "", True),
+    )
+}
 
 PRESETS: dict[str, dict[str, float]] = {
     # Weights; the sign comes from the metric's direction.
@@ -150,6 +154,7 @@ def format_value(metric: str, value: float | None) -> str:
 
 
 # --- the objective --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Constraint:
@@ -225,17 +230,20 @@ def parse_objective(text: str, where: str = "--objective") -> Objective:
             continue
         term = _TERM.match(item)
         if term:
-            direction, metric, weight = term.group(1), term.group(2), term.group(3)
+            direction, metric, weight_text = term.group(1), term.group(2), term.group(3)
             try:
                 m = metric_of(metric)
             except KeyError:
                 raise ScenarioError("", where, f"unknown metric {metric!r} in {item!r}; metrics: {allowed}") from None
             if (direction == "max") != m.higher_is_better:
                 better = "more" if m.higher_is_better else "less"
-                raise ScenarioError("", where, f"{item!r}: {better} {metric} is better; "
-                                    f"write {'max' if m.higher_is_better else 'min'}:{metric}")
+                raise ScenarioError(
+                    "",
+                    where,
+                    f"{item!r}: {better} {metric} is better; write {'max' if m.higher_is_better else 'min'}:{metric}",
+                )
             try:
-                w = 1.0 if weight is None else float(weight)
+                w = 1.0 if weight_text is None else float(weight_text)
             except ValueError:
                 raise ScenarioError("", where, f"bad weight in {item!r}") from None
             if not (w > 0 and math.isfinite(w)):
@@ -251,8 +259,12 @@ def parse_objective(text: str, where: str = "--objective") -> Objective:
                 raise ScenarioError("", where, f"unknown metric {metric!r} in {item!r}; metrics: {allowed}") from None
             objective.constraints.append(Constraint(metric, op, _constraint_value(metric, value, where), item))
             continue
-        raise ScenarioError("", where, f"cannot read {item!r}: expected a preset ({', '.join(PRESETS)}), "
-                            "max:METRIC[*W], min:METRIC[*W] or a constraint such as 'jain >= 0.9'")
+        raise ScenarioError(
+            "",
+            where,
+            f"cannot read {item!r}: expected a preset ({', '.join(PRESETS)}), "
+            "max:METRIC[*W], min:METRIC[*W] or a constraint such as 'jain >= 0.9'",
+        )
     if not objective.weights:
         objective.weights = dict(PRESETS["throughput"])
     return objective
@@ -359,8 +371,9 @@ def difference(a: dict[int, float], b: dict[int, float]) -> Difference | None:
         res = _quiet(stats.ttest_ind, x, y, equal_var=False)
         test = "Welch t"
     ci = res.confidence_interval(LEVEL)
-    return Difference(test, min(len(x), len(y)), float(x.mean() - y.mean()), float(ci.low), float(ci.high),
-                      float(res.pvalue))
+    return Difference(
+        test, min(len(x), len(y)), float(x.mean() - y.mean()), float(ci.low), float(ci.high), float(res.pvalue)
+    )
 
 
 def welch_test(a: list[float], b: list[float]) -> float:
@@ -384,6 +397,7 @@ def holm(pvalues: list[float], alpha: float = ALPHA) -> list[bool]:
 
 
 # --- the matrix ---------------------------------------------------------------------------------
+
 
 @dataclass
 class CompareSpec:
@@ -438,9 +452,12 @@ def _bottleneck_location(data: dict[str, Any], topo_kind: str, name: str, file: 
         for i in range(len(topo.get("hops", []))):
             if {f"R{i}", f"R{i + 1}"} == {frm, to}:
                 return f"topology.hops[{i}]", frm == f"R{i}"
-    raise ScenarioError(file, "topology.bottleneck_queue",
-                        f"compare varies the bottleneck queue, but {name!r} is an access link's; name a "
-                        "router-to-router queue (the dumbbell's A->B, a chain hop, an explicit link)")
+    raise ScenarioError(
+        file,
+        "topology.bottleneck_queue",
+        f"compare varies the bottleneck queue, but {name!r} is an access link's; name a "
+        "router-to-router queue (the dumbbell's A->B, a chain hop, an explicit link)",
+    )
 
 
 def _check_model(registry: Any, family: str, name: str, file: str, option: str) -> None:
@@ -499,8 +516,11 @@ def prepare(
             tcp_flows.append(i)
     if not tcp_flows:
         raise ScenarioError(file, "flows", "compare varies the congestion control of TCP flows; the scenario has none")
-    sack = any(f["transport"]["kind"] == "tcp" and f["transport"].get("params", {}).get("sack", True)
-               for f in config["flows"] if f.get("transport"))
+    sack = any(
+        f["transport"]["kind"] == "tcp" and f["transport"].get("params", {}).get("sack", True)
+        for f in config["flows"]
+        if f.get("transport")
+    )
     queue_names = list(queues) if queues is not None else list(DEFAULT_QUEUES)
     if not queue_names:
         raise ScenarioError(file, "--queue", "give at least one queue discipline")
@@ -564,9 +584,20 @@ def prepare(
             sizes[f["group"]] = sizes.get(f["group"], 0) + int(f.get("count", 1))
     groups = sorted(g for g, n in sizes.items() if n >= 2)
     return CompareSpec(
-        file=file, scenario=Path(file).resolve(), overrides=list(overrides or []), ccs=list(ccs), queues=queue_tables,
-        seeds=seeds, bottleneck=bottleneck, queue_key=queue_key, cc_keys=cc_keys, fixed=fixed, groups=groups,
-        has_control=bool(config.get("control")), notes=notes, master_seed=master_seed,
+        file=file,
+        scenario=Path(file).resolve(),
+        overrides=list(overrides or []),
+        ccs=list(ccs),
+        queues=queue_tables,
+        seeds=seeds,
+        bottleneck=bottleneck,
+        queue_key=queue_key,
+        cc_keys=cc_keys,
+        fixed=fixed,
+        groups=groups,
+        has_control=bool(config.get("control")),
+        notes=notes,
+        master_seed=master_seed,
     )
 
 
@@ -578,8 +609,9 @@ def check_objective(spec: CompareSpec, objective: Objective) -> None:
     for name in names:
         if name.startswith("jain.") and name[5:] not in spec.groups:
             groups = ", ".join(spec.groups) or "none"
-            raise ScenarioError(spec.file, "--objective", f"no flow group {name[5:]!r} of two flows or more "
-                                f"(groups: {groups})")
+            raise ScenarioError(
+                spec.file, "--objective", f"no flow group {name[5:]!r} of two flows or more (groups: {groups})"
+            )
 
 
 def sweep_spec(spec: CompareSpec) -> Any:
@@ -598,13 +630,22 @@ def sweep_spec(spec: CompareSpec) -> Any:
         point: dict[str, Any] = {key: cc for key in spec.cc_keys}
         point[spec.queue_key] = copy.deepcopy(queue)
         points.append(point)
-    return SweepSpec(file=spec.file, scenario=spec.scenario, base=base, fixed=fixed, points=points,
-                     seeds=spec.seeds, seed_mode="common", master_seed=spec.master_seed,
-                     description=f"compare {Path(spec.file).name}")
+    return SweepSpec(
+        file=spec.file,
+        scenario=spec.scenario,
+        base=base,
+        fixed=fixed,
+        points=points,
+        seeds=spec.seeds,
+        seed_mode="common",
+        master_seed=spec.master_seed,
+        description=f"compare {Path(spec.file).name}",
+    )
 
 
-def run_compare(spec: CompareSpec, out: str | Path, jobs: int | None = None, scheduler: str | None = None,
-                progress: bool = False) -> Any:
+def run_compare(
+    spec: CompareSpec, out: str | Path, jobs: int | None = None, scheduler: str | None = None, progress: bool = False
+) -> Any:
     """Run (or resume) the matrix into ``out``; the sweep's result (``SweepInterrupted`` on
     Ctrl-C/SIGTERM, with everything finished kept)."""
     from .sweep import run_sweep
@@ -613,6 +654,7 @@ def run_compare(spec: CompareSpec, out: str | Path, jobs: int | None = None, sch
 
 
 # --- analysis -----------------------------------------------------------------------------------
+
 
 def run_metrics(spec: CompareSpec, row: dict[str, Any], out: Path) -> dict[str, Any]:
     """The comparison's metrics of one finished run (a row of the sweep's table)."""
@@ -639,15 +681,20 @@ def run_metrics(spec: CompareSpec, row: dict[str, Any], out: Path) -> dict[str, 
         flows = flows[flows["app"] != "ncs"]
         values = []
         for g in spec.groups:
-            j = jain(flows.loc[flows["group"] == g, "goodput_bps"])
-            j = None if math.isnan(j) else j
-            m[f"jain.{g}"] = j
-            if j is not None:
-                values.append(j)
+            index = jain(flows.loc[flows["group"] == g, "goodput_bps"])
+            m[f"jain.{g}"] = None if math.isnan(index) else index
+            if not math.isnan(index):
+                values.append(index)
         m["jain_groups"] = sum(values) / len(values) if values else None
     if spec.has_control:
-        itaes = [float(v) for k, v in row.items() if k.startswith("control.") and k.endswith(".itae")
-                 and v is not None and not (isinstance(v, float) and math.isnan(v))]
+        itaes = [
+            float(v)
+            for k, v in row.items()
+            if k.startswith("control.")
+            and k.endswith(".itae")
+            and v is not None
+            and not (isinstance(v, float) and math.isnan(v))
+        ]
         m["itae"] = sum(itaes) if itaes else None
     return m
 
@@ -704,8 +751,13 @@ def analyse(spec: CompareSpec, objective: Objective, out: str | Path, table: Any
             failed += 1
             continue
         cc, queue = combos[int(rec["point"])]
-        row = {"cc": cc, "queue": spec.queue_label(queue), "replicate": int(rec["replicate"]),
-               "seed": int(rec["seed"]), "run_dir": rec["run_dir"]}
+        row = {
+            "cc": cc,
+            "queue": spec.queue_label(queue),
+            "replicate": int(rec["replicate"]),
+            "seed": int(rec["seed"]),
+            "run_dir": rec["run_dir"],
+        }
         row.update(run_metrics(spec, rec, out))
         rows.append(row)
     runs = pd.DataFrame(rows)
@@ -739,7 +791,7 @@ def analyse(spec: CompareSpec, objective: Objective, out: str | Path, table: Any
     for cc, queue in combos:
         label = spec.queue_label(queue)
         sel = runs[(runs["cc"] == cc) & (runs["queue"] == label)] if len(runs) else runs
-        row: dict[str, Any] = {"cc": cc, "queue": label, "seeds": len(sel)}
+        row = {"cc": cc, "queue": label, "seeds": len(sel)}
         for m in metrics + ["score"]:
             values = [float(v) for v in sel[m] if v is not None and not pd.isna(v)] if len(sel) else []
             mean, sd, half = mean_ci(values)
@@ -766,8 +818,16 @@ def analyse(spec: CompareSpec, objective: Objective, out: str | Path, table: Any
     frame["vs_best_ci95_lo"] = [None if v is None else v[0].lo for v in versus]
     frame["vs_best_ci95_hi"] = [None if v is None else v[0].hi for v in versus]
     total = len(combos) * spec.seeds
-    return Comparison(spec=spec, objective=objective, runs=runs, table=frame, metrics=metrics, scales=scales,
-                      failed=failed, missing=total - len(runs) - failed)
+    return Comparison(
+        spec=spec,
+        objective=objective,
+        runs=runs,
+        table=frame,
+        metrics=metrics,
+        scales=scales,
+        failed=failed,
+        missing=total - len(runs) - failed,
+    )
 
 
 def _scores(runs: Any, cc: str, queue: str) -> dict[int, float]:
@@ -798,12 +858,11 @@ def _tiers(frame: Any, runs: Any) -> tuple[list[int | None], list[tuple[Differen
         head, rest = order[0], order[1:]
         tiers[head] = tier
         diffs = [difference(scores[head], scores[i]) for i in rest]
-        testable = [k for k, d in enumerate(diffs) if d is not None]
-        rejected = dict(zip(testable, holm([diffs[k].p for k in testable])))
+        tested = {k: d for k, d in enumerate(diffs) if d is not None}
+        rejected = dict(zip(tested, holm([d.p for d in tested.values()])))
         if first:
-            for k, i in enumerate(rest):
-                if diffs[k] is not None:
-                    versus[i] = (diffs[k], rejected[k])
+            for k, d in tested.items():
+                versus[rest[k]] = (d, rejected[k])
             first = False
         joined = 0
         while joined < len(rest) and diffs[joined] is not None and not rejected[joined]:
@@ -814,6 +873,7 @@ def _tiers(frame: Any, runs: Any) -> tuple[list[int | None], list[tuple[Differen
 
 
 # --- commands ---------------------------------------------------------------------------------
+
 
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
@@ -849,9 +909,20 @@ def rerun_command(spec: CompareSpec, cc: str, queue: Any, seed: int | None, out:
 
 
 def compare_command(spec: CompareSpec, objective: Objective, out: Path) -> str:
-    parts = ["ccsim compare", shlex.quote(spec.file), "--cc", ",".join(spec.ccs), "--queue",
-             ",".join(spec.queue_label(q) for q in spec.queues), "--seeds", str(spec.seeds),
-             "--objective", shlex.quote(objective.text), "--out", shlex.quote(str(out))]
+    parts = [
+        "ccsim compare",
+        shlex.quote(spec.file),
+        "--cc",
+        ",".join(spec.ccs),
+        "--queue",
+        ",".join(spec.queue_label(q) for q in spec.queues),
+        "--seeds",
+        str(spec.seeds),
+        "--objective",
+        shlex.quote(objective.text),
+        "--out",
+        shlex.quote(str(out)),
+    ]
     if spec.master_seed:
         parts.append(f"--master-seed {spec.master_seed}")
     parts += [f"--set {shlex.quote(o)}" for o in spec.overrides]
@@ -859,6 +930,7 @@ def compare_command(spec: CompareSpec, objective: Objective, out: Path) -> str:
 
 
 # --- output -------------------------------------------------------------------------------------
+
 
 def verdict_lines(cmp: Comparison) -> list[str]:
     """The answer in words: the best combination, its tier, why it beats the others."""
@@ -874,24 +946,31 @@ def verdict_lines(cmp: Comparison) -> list[str]:
         return lines
     tier1 = table[table["tier"] == 1]
     names = ", ".join(f"{r.cc}+{r.queue}" for r in tier1.itertuples())
-    lines.append(f"Best for '{cmp.objective.text}': {best['cc']}+{best['queue']} "
-                 f"(score {best['score_mean']:.3f}).")
+    lines.append(f"Best for '{cmp.objective.text}': {best['cc']}+{best['queue']} (score {best['score_mean']:.3f}).")
     if cmp.spec.seeds >= 2 and len(cmp.runs) and (cmp.table["score_sd"].fillna(0.0) == 0.0).all():
-        lines.append("Every combination gave the same result on every seed: the scenario has no random element "
-                     "(start windows, loss, randomized AQMs), so the seeds add nothing and the tiers are the order.")
+        lines.append(
+            "Every combination gave the same result on every seed: the scenario has no random element "
+            "(start windows, loss, randomized AQMs), so the seeds add nothing and the tiers are the order."
+        )
     seeds = cmp.spec.seeds
     if seeds < 2:
-        lines.append("Warning: one seed: no test can tell combinations apart or together, so the tiers are just "
-                     "the order; run --seeds 3 or more.")
+        lines.append(
+            "Warning: one seed: no test can tell combinations apart or together, so the tiers are just "
+            "the order; run --seeds 3 or more."
+        )
     elif seeds < 3:
         t1, t3, t5 = (float(stats.t.ppf(1.0 - ALPHA / 2.0, n - 1)) for n in (seeds, 3, 5))
-        lines.append(f"Warning: only {seeds} seeds. A t-test over {seeds} seeds has {seeds - 1} degree of freedom "
-                     f"(t = {t1:.2f}, against {t3:.2f} with 3 seeds and {t5:.2f} with 5): it separates only "
-                     f"differences about {t1:.0f} times their standard error, so a shared tier means too few "
-                     "seeds, not equal combinations. Run --seeds 3 or more.")
+        lines.append(
+            f"Warning: only {seeds} seeds. A t-test over {seeds} seeds has {seeds - 1} degree of freedom "
+            f"(t = {t1:.2f}, against {t3:.2f} with 3 seeds and {t5:.2f} with 5): it separates only "
+            f"differences about {t1:.0f} times their standard error, so a shared tier means too few "
+            "seeds, not equal combinations. Run --seeds 3 or more."
+        )
     if len(tier1) > 1:
-        lines.append(f"Tier 1, not separated from it by the test over {seeds} seeds: {names}. Not separated does "
-                     "not mean equal: each line below says what these seeds could detect.")
+        lines.append(
+            f"Tier 1, not separated from it by the test over {seeds} seeds: {names}. Not separated does "
+            "not mean equal: each line below says what these seeds could detect."
+        )
     me = f"{best['cc']}+{best['queue']}"
     compared = int(table["vs_best_test"].notna().sum())
     for _, row in table.iterrows():
@@ -910,16 +989,22 @@ def verdict_lines(cmp: Comparison) -> list[str]:
         else:
             n = int(min(best["seeds"], row["seeds"]))
             lo, hi = row["vs_best_ci95_lo"], row["vs_best_ci95_hi"]
-            interval = (f"score difference {row['vs_best_diff']:.3f}, 95 % interval {lo:.3f} to {hi:.3f} "
-                        f"({row['vs_best_test']})")
+            interval = (
+                f"score difference {row['vs_best_diff']:.3f}, 95 % interval {lo:.3f} to {hi:.3f} "
+                f"({row['vs_best_test']})"
+            )
             if lo <= 0.0 <= hi:
-                lines.append(f"{me} ahead of {other} (tier {tier}), which {n} seeds cannot separate: {interval}, "
-                             f"so these seeds detect only differences beyond ±{(hi - lo) / 2.0:.3f}: {reason}")
+                lines.append(
+                    f"{me} ahead of {other} (tier {tier}), which {n} seeds cannot separate: {interval}, "
+                    f"so these seeds detect only differences beyond ±{(hi - lo) / 2.0:.3f}: {reason}"
+                )
             else:
                 # Significant on its own, not once corrected for the comparisons with the best.
-                lines.append(f"{me} ahead of {other} (tier {tier}), which {n} seeds do not separate once corrected "
-                             f"for the {compared} comparisons with {me} (Holm; p = {row['same_as_best_p']:.3g} "
-                             f"alone): {interval}: {reason}")
+                lines.append(
+                    f"{me} ahead of {other} (tier {tier}), which {n} seeds do not separate once corrected "
+                    f"for the {compared} comparisons with {me} (Holm; p = {row['same_as_best_p']:.3g} "
+                    f"alone): {interval}: {reason}"
+                )
     return lines
 
 
@@ -928,11 +1013,23 @@ def print_table(cmp: Comparison, console: Any) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    short = {"utilization": "util", "jain": "Jain", "jain_groups": "Jain in groups", "mean_delay": "delay",
-             "p99_delay": "p99 delay", "drop_ratio": "drops", "retransmissions": "retx", "itae": "ITAE"}
+    short = {
+        "utilization": "util",
+        "jain": "Jain",
+        "jain_groups": "Jain in groups",
+        "mean_delay": "delay",
+        "p99_delay": "p99 delay",
+        "drop_ratio": "drops",
+        "retransmissions": "retx",
+        "itae": "ITAE",
+    }
     shown = [m for m in short if m in cmp.metrics]
-    t = Table(title=escape(f"{Path(cmp.spec.file).name}: {cmp.objective.describe()} ({cmp.spec.seeds} seeds, "
-                           "mean ± 95 % CI; [low, high] where the metric's range clips it)"))
+    t = Table(
+        title=escape(
+            f"{Path(cmp.spec.file).name}: {cmp.objective.describe()} ({cmp.spec.seeds} seeds, "
+            "mean ± 95 % CI; [low, high] where the metric's range clips it)"
+        )
+    )
     for col in ["rank", "tier", "cc", "queue", "score"] + [short[m] for m in shown]:
         t.add_column(col, justify="right" if col not in ("cc", "queue") else "left")
     for _, row in cmp.table.iterrows():
@@ -1026,10 +1123,24 @@ def _pareto_figure(cmp: Comparison) -> str:
             on = i in front
             xerr = err("utilization", i, xs[i], 100.0)
             yerr = err(metric, i, ys[i], scale)
-            ax.errorbar(xs[i], ys[i], xerr=xerr, yerr=yerr, fmt="o", ms=7 if on else 5,
-                        color="tab:red" if on else "tab:gray", alpha=0.9, capsize=2)
-            ax.annotate(f"{t.loc[i, 'cc']}+{t.loc[i, 'queue']}", (xs[i], ys[i]), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")
+            ax.errorbar(
+                xs[i],
+                ys[i],
+                xerr=xerr,
+                yerr=yerr,
+                fmt="o",
+                ms=7 if on else 5,
+                color="tab:red" if on else "tab:gray",
+                alpha=0.9,
+                capsize=2,
+            )
+            ax.annotate(
+                f"{t.loc[i, 'cc']}+{t.loc[i, 'queue']}",
+                (xs[i], ys[i]),
+                fontsize=7,
+                xytext=(3, 3),
+                textcoords="offset points",
+            )
         line = sorted(front, key=lambda i: xs[i])
         if len(line) > 1:
             ax.plot([xs[i] for i in line], [ys[i] for i in line], "-", color="tab:red", lw=1, alpha=0.6)
@@ -1105,13 +1216,21 @@ def write_report(cmp: Comparison, out: str | Path) -> list[Path]:
     written += [out / n for n in ("comparison.parquet", "comparison.csv", "runs_metrics.parquet", "runs_metrics.csv")]
     best = cmp.best()
     info = {
-        "scenario": cmp.spec.file, "objective": cmp.objective.text, "objective_terms": cmp.objective.weights,
-        "constraints": [c.text for c in cmp.objective.constraints], "seeds": cmp.spec.seeds,
-        "bottleneck": cmp.spec.bottleneck, "queue_key": cmp.spec.queue_key, "ccs": cmp.spec.ccs,
-        "queues": cmp.spec.queues, "scales": cmp.scales, "notes": cmp.spec.notes,
+        "scenario": cmp.spec.file,
+        "objective": cmp.objective.text,
+        "objective_terms": cmp.objective.weights,
+        "constraints": [c.text for c in cmp.objective.constraints],
+        "seeds": cmp.spec.seeds,
+        "bottleneck": cmp.spec.bottleneck,
+        "queue_key": cmp.spec.queue_key,
+        "ccs": cmp.spec.ccs,
+        "queues": cmp.spec.queues,
+        "scales": cmp.scales,
+        "notes": cmp.spec.notes,
         "best": None if best is None else {"cc": best["cc"], "queue": best["queue"]},
         "feasible": [f"{r.cc}+{r.queue}" for r in cmp.feasible.itertuples()],
-        "verdict": verdict_lines(cmp), "failed_runs": cmp.failed,
+        "verdict": verdict_lines(cmp),
+        "failed_runs": cmp.failed,
         "command": compare_command(cmp.spec, cmp.objective, out),
     }
     (out / "compare.json").write_text(json.dumps(info, indent=1, default=str) + "\n", encoding="utf-8")
@@ -1124,62 +1243,91 @@ def write_report(cmp: Comparison, out: str | Path) -> list[Path]:
 def _html(cmp: Comparison, out: Path, info: dict[str, Any]) -> str:
     e = html.escape
     shown = list(cmp.metrics)
-    parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
-             f"<title>ccsim compare: {e(Path(cmp.spec.file).name)}</title>", f"<style>{_CSS}</style></head><body>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>ccsim compare: {e(Path(cmp.spec.file).name)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+    ]
     parts.append(f"<h1>ccsim compare: {e(Path(cmp.spec.file).name)}</h1>")
-    parts.append(f"<p>Objective <b>{e(cmp.objective.text)}</b>: {e(cmp.objective.describe())}. "
-                 f"{cmp.spec.seeds} seeds per combination (common seeds); bottleneck queue "
-                 f"<code>{e(cmp.spec.bottleneck)}</code> (<code>{e(cmp.spec.queue_key)}</code>). Mean ± half-width of "
-                 "the Student-t 95 % interval over seeds; [low, high] where the metric's range (0 to 1 for Jain's "
-                 "index and ratios, 0 up for rates and delays) clips it. Tiers: contiguous blocks of ranks; a "
-                 "combination shares the tier of the best remaining one while a t-test of their scores (paired "
-                 "over the common seeds, Holm-corrected, alpha 0.05) does not separate it, nor any ranked "
-                 "between them. p vs best: that test, uncorrected.</p>")
-    parts.append("<h2>Verdict</h2><ul id=\"verdict\">")
+    parts.append(
+        f"<p>Objective <b>{e(cmp.objective.text)}</b>: {e(cmp.objective.describe())}. "
+        f"{cmp.spec.seeds} seeds per combination (common seeds); bottleneck queue "
+        f"<code>{e(cmp.spec.bottleneck)}</code> (<code>{e(cmp.spec.queue_key)}</code>). Mean ± half-width of "
+        "the Student-t 95 % interval over seeds; [low, high] where the metric's range (0 to 1 for Jain's "
+        "index and ratios, 0 up for rates and delays) clips it. Tiers: contiguous blocks of ranks; a "
+        "combination shares the tier of the best remaining one while a t-test of their scores (paired "
+        "over the common seeds, Holm-corrected, alpha 0.05) does not separate it, nor any ranked "
+        "between them. p vs best: that test, uncorrected.</p>"
+    )
+    parts.append('<h2>Verdict</h2><ul id="verdict">')
     parts += [f"<li>{e(line)}</li>" for line in info["verdict"]]
     parts.append("</ul>")
     if cmp.spec.notes or cmp.failed:
-        parts.append("<p>" + "<br>".join(e(n) for n in cmp.spec.notes) +
-                     (f"<br>{cmp.failed} runs failed (see results.parquet)" if cmp.failed else "") + "</p>")
-    parts.append("<h2>Ranking</h2><table id=\"ranking\"><thead><tr><th>rank</th><th>tier</th><th>cc</th>"
-                 "<th>queue</th><th>score</th><th>p vs best</th>")
+        parts.append(
+            "<p>"
+            + "<br>".join(e(n) for n in cmp.spec.notes)
+            + (f"<br>{cmp.failed} runs failed (see results.parquet)" if cmp.failed else "")
+            + "</p>"
+        )
+    parts.append(
+        '<h2>Ranking</h2><table id="ranking"><thead><tr><th>rank</th><th>tier</th><th>cc</th>'
+        "<th>queue</th><th>score</th><th>p vs best</th>"
+    )
     parts += [f"<th>{e(metric_of(m).title)}</th>" for m in shown]
     parts.append("<th>constraints</th></tr></thead><tbody>")
     for _, row in cmp.table.iterrows():
         tier = "-" if pd_isna(row["tier"]) else str(int(row["tier"]))
         cls = "infeasible" if not row["feasible"] else ("tier1" if tier == "1" else "")
         p = row["same_as_best_p"]
-        cells = [str(row["rank"]), tier, f"<td class=l>{e(row['cc'])}</td>", f"<td class=l>{e(row['queue'])}</td>",
-                 e(_pm(row, "score", raw=True)), "-" if p is None or pd_isna(p) else f"{p:.3g}"]
+        cells = [
+            str(row["rank"]),
+            tier,
+            f"<td class=l>{e(row['cc'])}</td>",
+            f"<td class=l>{e(row['queue'])}</td>",
+            e(_pm(row, "score", raw=True)),
+            "-" if p is None or pd_isna(p) else f"{p:.3g}",
+        ]
         cells += [e(_pm(row, m)) for m in shown]
         cells.append(f"<td class=l>{'ok' if row['feasible'] else e(row['violated'])}</td>")
-        parts.append(f"<tr class=\"{cls}\">" + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in cells)
-                     + "</tr>")
+        parts.append(
+            f'<tr class="{cls}">' + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in cells) + "</tr>"
+        )
     parts.append("</tbody></table>")
     parts.append("<h2>Pareto</h2>")
-    parts.append(f"<img id=\"pareto\" alt=\"Pareto plot: delay and fairness vs utilization\" "
-                 f"src=\"data:image/png;base64,{_pareto_figure(cmp)}\">")
+    parts.append(
+        f'<img id="pareto" alt="Pareto plot: delay and fairness vs utilization" '
+        f'src="data:image/png;base64,{_pareto_figure(cmp)}">'
+    )
     traces = _trace_figure(cmp, out)
     parts.append("<h2>Traces of the top combinations</h2>")
     if traces:
-        parts.append(f"<img id=\"traces\" alt=\"queue and cwnd traces\" src=\"data:image/png;base64,{traces}\">")
+        parts.append(f'<img id="traces" alt="queue and cwnd traces" src="data:image/png;base64,{traces}">')
     else:
         parts.append("<p>No traces.</p>")
     parts.append("<h2>Rerunning</h2><p>The whole comparison (finished runs are reused):</p>")
     parts.append(f"<pre>{e(info['command'])}</pre>")
-    parts.append("<p>Each cell, one run per seed (identical to the comparison's run):</p><table id=\"commands\">"
-                 "<thead><tr><th>cc</th><th>queue</th><th>seed</th><th>command</th></tr></thead><tbody>")
+    parts.append(
+        '<p>Each cell, one run per seed (identical to the comparison\'s run):</p><table id="commands">'
+        "<thead><tr><th>cc</th><th>queue</th><th>seed</th><th>command</th></tr></thead><tbody>"
+    )
     combos = {(cc, cmp.spec.queue_label(q)): q for cc, q in cmp.spec.combinations()}
     for _, row in cmp.runs.sort_values(["cc", "queue", "replicate"]).iterrows():
         cmd = rerun_command(cmp.spec, row["cc"], combos[(row["cc"], row["queue"])], int(row["seed"]))
-        parts.append(f"<tr><td class=l>{e(row['cc'])}</td><td class=l>{e(row['queue'])}</td><td>{row['seed']}</td>"
-                     f"<td class=l><code>{e(cmd)}</code></td></tr>")
+        parts.append(
+            f"<tr><td class=l>{e(row['cc'])}</td><td class=l>{e(row['queue'])}</td><td>{row['seed']}</td>"
+            f"<td class=l><code>{e(cmd)}</code></td></tr>"
+        )
     parts.append("</tbody></table>")
-    parts.append("<p>Data: comparison.csv / .parquet (one row per combination), runs_metrics.csv / .parquet "
-                 "(one row per run), results.parquet and runs/ (the sweep).</p>")
+    parts.append(
+        "<p>Data: comparison.csv / .parquet (one row per combination), runs_metrics.csv / .parquet "
+        "(one row per run), results.parquet and runs/ (the sweep).</p>"
+    )
     # Says on the page itself how many figures the browser decoded (read by the browser test).
-    parts.append("<script>window.addEventListener('load', function () { var n = 0; "
-                 "for (const img of document.images) { if (img.complete && img.naturalWidth > 0) n++; } "
-                 "document.body.setAttribute('data-images-shown', n + '/' + document.images.length); });</script>")
+    parts.append(
+        "<script>window.addEventListener('load', function () { var n = 0; "
+        "for (const img of document.images) { if (img.complete && img.naturalWidth > 0) n++; } "
+        "document.body.setAttribute('data-images-shown', n + '/' + document.images.length); });</script>"
+    )
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -49,7 +49,7 @@ def one_line(text: str, limit: int = MAX_PART_CHARS) -> str:
         return text
     keep = max(limit - 25, limit // 2, 3)
     head, tail = keep - keep // 3, keep // 3  # the start says most (a key, the file's name)
-    return f"{text[:head]}...({len(text) - head - tail} characters cut)...{text[len(text) - tail:]}"
+    return f"{text[:head]}...({len(text) - head - tail} characters cut)...{text[len(text) - tail :]}"
 
 
 class ScenarioError(ValueError):

@@ -29,7 +29,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 __all__ = ["Executor", "default_jobs"]
@@ -48,6 +48,7 @@ def default_jobs() -> int:
 
 # Local worker processes at most (the pool's C-level limits are far above what a machine runs).
 MAX_JOBS = 1024
+
 
 def check_scheduler_address(address: str) -> None:
     """ValueError unless ``address`` is a Dask scheduler's TCP address, ``[tcp://]HOST:PORT``
@@ -83,7 +84,7 @@ def _connect(address: str) -> Any:
     check_scheduler_address(address)
     client = Client.__new__(Client)
     try:
-        client.__init__(address, set_as_default=False, timeout="10s")
+        client.__init__(address, set_as_default=False, timeout="10s")  # type: ignore[misc]
     except BaseException as exc:
         try:
             client.status = "closed"
@@ -190,7 +191,7 @@ class Executor:
 
     def imap_unordered(
         self, fn: Callable[[Any], Any], args: Iterable[Any], in_flight: int | None = None
-    ) -> Iterator[tuple[int, Any, BaseException | None]]:
+    ) -> Generator[tuple[int, Any, BaseException | None], None, None]:
         """``(index, value, None)`` or ``(index, None, error)`` for each ``fn(arg)``, in the
         order they complete. At most ``in_flight`` calls are submitted at a time (4 per worker
         by default); ``args`` is read lazily, so it may be endless. Closing the iterator early

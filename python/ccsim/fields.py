@@ -40,6 +40,7 @@ __all__ = [
     "ReferenceAlgo",
 ]
 
+
 class StrictModel(BaseModel):
     """Base of every scenario table: unknown keys are errors that list the allowed ones."""
 
@@ -158,19 +159,19 @@ class _AlgoParser:
             has_profile = self.family == "transport" and "profile" in given
             profile = self._profile(kind, given.pop("profile")) if has_profile else None
             # A flow named instead of numbered: check the rest now, resolve the name later.
-            names = {
+            named = {
                 key: value
                 for key, value in given.items()
-                if key in model.flow_refs and isinstance(value, str)
-                and (spec := model.param(key)) is not None and spec.kind == "int"
+                if key in model.flow_refs
+                and isinstance(value, str)
+                and (spec := model.param(key)) is not None
+                and spec.kind == "int"
             }
-            params = registry.validate_params(self.family, kind, {**given, **dict.fromkeys(names, 0)})
-            params.update(names)
+            params = registry.validate_params(self.family, kind, {**given, **dict.fromkeys(named, 0)})
+            params.update(named)
             return AlgoSpec(family=self.family, kind=kind, params=params, profile=profile)
         names = ", ".join(registry.names(self.family))
-        raise FieldError(
-            "", f"expected a name or a table with kind = ..., got {show(value)}; registered: {names}"
-        )
+        raise FieldError("", f"expected a name or a table with kind = ..., got {show(value)}; registered: {names}")
 
     @staticmethod
     def _profile(kind: str, name: object) -> str:

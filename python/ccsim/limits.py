@@ -187,7 +187,8 @@ def _held_packets(config: dict[str, Any]) -> int:
     initial = sum(2 * _initial_window(flow) for flow in config["flows"])
     paths = initial + sum(
         2 * (_limit_packets(links[i][way]) + links[i][way]["rate_bps"] * rtt / (8 * 1500))
-        for (i, way), rtt in narrow.items())
+        for (i, way), rtt in narrow.items()
+    )
     return int(min(queued, windows, paths)) if config["flows"] else 0
 
 
@@ -250,8 +251,13 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
         degree[link["b"]] += 1
     ends = len({f["src"] for f in flows} | {f["dst"] for f in flows})
     routes = BYTES_PER_ROUTE * ends * sum(d > 1 for d in degree)
-    state = (BASE_BYTES + BYTES_PER_FLOW * len(flows) + BYTES_PER_LINK_DIRECTION * 2 * len(links)
-             + BYTES_PER_PACKET * packets + routes)
+    state = (
+        BASE_BYTES
+        + BYTES_PER_FLOW * len(flows)
+        + BYTES_PER_LINK_DIRECTION * 2 * len(links)
+        + BYTES_PER_PACKET * packets
+        + routes
+    )
     est.items.append(MemoryItem("engine and process", "", 0, state, "fewer flows or smaller queue limits"))
     # Sampled series.
     interval = trace.get("interval_ns")
@@ -259,38 +265,69 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
         samples = duration_ns // int(interval) + 1
         routers = {i for i, node in enumerate(nodes) if node["kind"] == "router"}
         queues = len(trace.get("queues") or []) or sum(
-            (link["a"] in routers) + (link["b"] in routers) for link in links)
+            (link["a"] in routers) + (link["b"] in routers) for link in links
+        )
         cwnd = sum(f["transport"]["kind"] in ("tcp", "dccp") for f in flows) if trace.get("cwnd", True) else 0
         counters = 2 * len(flows) if trace.get("flow_counters") else 0
         series = 1 + 3 * queues + cwnd + counters
-        est.items.append(MemoryItem(
-            f"sampled series ({series} series x {samples:,} samples)", "trace.interval", series * samples,
-            series * samples * BYTES_PER_SAMPLE,
-            "sample less often (a longer trace.interval), trace fewer queues (trace.queues), "
-            "trace.cwnd = false, or a shorter simulation.duration"))
+        est.items.append(
+            MemoryItem(
+                f"sampled series ({series} series x {samples:,} samples)",
+                "trace.interval",
+                series * samples,
+                series * samples * BYTES_PER_SAMPLE,
+                "sample less often (a longer trace.interval), trace fewer queues (trace.queues), "
+                "trace.cwnd = false, or a shorter simulation.duration",
+            )
+        )
     # The logs: bounded by what the flows' paths can deliver.
     if trace.get("events") or trace.get("messages") or trace.get("rtt"):
         delivered, tcp_delivered, per_flow = _delivered_packets(config, window_s)
         if trace.get("events"):
             rows = int(delivered + sum(_offered_packets(f, window_s) for f in flows))
-            est.items.append(MemoryItem(f"drop/mark log (up to {rows:,} rows)", "trace.events", rows,
-                                        rows * BYTES_PER_EVENT_ROW,
-                                        "trace.events = false, or a shorter simulation.duration"))
+            est.items.append(
+                MemoryItem(
+                    f"drop/mark log (up to {rows:,} rows)",
+                    "trace.events",
+                    rows,
+                    rows * BYTES_PER_EVENT_ROW,
+                    "trace.events = false, or a shorter simulation.duration",
+                )
+            )
         if trace.get("messages"):
             rows = int(_messages(config, window_s, per_flow))
-            est.items.append(MemoryItem(f"message log (up to {rows:,} rows)", "trace.messages", rows,
-                                        rows * BYTES_PER_MESSAGE_ROW,
-                                        "trace.messages = false, or a shorter simulation.duration"))
+            est.items.append(
+                MemoryItem(
+                    f"message log (up to {rows:,} rows)",
+                    "trace.messages",
+                    rows,
+                    rows * BYTES_PER_MESSAGE_ROW,
+                    "trace.messages = false, or a shorter simulation.duration",
+                )
+            )
         if trace.get("rtt"):
             rows = int(tcp_delivered)
-            est.items.append(MemoryItem(f"RTT log (up to {rows:,} rows)", "trace.rtt", rows, rows * BYTES_PER_RTT_ROW,
-                                        "trace.rtt = false, or a shorter simulation.duration"))
+            est.items.append(
+                MemoryItem(
+                    f"RTT log (up to {rows:,} rows)",
+                    "trace.rtt",
+                    rows,
+                    rows * BYTES_PER_RTT_ROW,
+                    "trace.rtt = false, or a shorter simulation.duration",
+                )
+            )
     control = config.get("control") or []
     if control:
         rows = sum(duration_ns // max(1, int(c["period_ns"])) + 1 for c in control)
-        est.items.append(MemoryItem(f"control-loop traces ({rows:,} rows)", "control", rows,
-                                    rows * BYTES_PER_CONTROL_ROW,
-                                    "a longer control sampling_period or a shorter simulation.duration"))
+        est.items.append(
+            MemoryItem(
+                f"control-loop traces ({rows:,} rows)",
+                "control",
+                rows,
+                rows * BYTES_PER_CONTROL_ROW,
+                "a longer control sampling_period or a shorter simulation.duration",
+            )
+        )
     return est
 
 
@@ -330,7 +367,8 @@ def check(config: dict[str, Any], file: str, max_memory: int | None = None) -> M
     worst = est.largest()
     source = "--max-memory" if max_memory is not None else "80 % of the memory available"
     raise ScenarioError(
-        file, worst.field,
+        file,
+        worst.field,
         f"this run could need up to about {_mib(est.total)} of memory ({est.describe()}), more than the budget of "
-        f"{_mib(budget)} ({source}); to shrink it: {worst.shrink}; or raise the budget with --max-memory")
-
+        f"{_mib(budget)} ({source}); to shrink it: {worst.shrink}; or raise the budget with --max-memory",
+    )

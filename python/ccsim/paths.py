@@ -33,10 +33,18 @@ MAX_COMPONENT_BYTES = 255
 
 def safe_component(name: str, field: str = "", file: str = "") -> str:
     """``name`` if it is one plain file or directory name; else a ScenarioError naming ``field``."""
-    if not isinstance(name, str) or name in ("", ".", "..") or _BAD.search(name) \
-            or len(name.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES:
-        raise ScenarioError(file, field, f"{name!r} cannot be a file name: use one name without '/', '\\', "
-                            "control characters or '..', at most 255 bytes")
+    if (
+        not isinstance(name, str)
+        or name in ("", ".", "..")
+        or _BAD.search(name)
+        or len(name.encode("utf-8", "surrogatepass")) > MAX_COMPONENT_BYTES
+    ):
+        raise ScenarioError(
+            file,
+            field,
+            f"{name!r} cannot be a file name: use one name without '/', '\\', "
+            "control characters or '..', at most 255 bytes",
+        )
     return name
 
 

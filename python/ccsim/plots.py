@@ -136,14 +136,22 @@ def plot_control(traces: pd.DataFrame, names: list[str], path: Path) -> bool:
         return False
     loops = sorted(traces["loop"].unique())
     fig = Figure(figsize=(9, 2.6 * len(loops) + 1.4), layout="constrained")
-    axes = fig.subplots(2 * len(loops), 1, sharex=True, squeeze=False,
-                        gridspec_kw={"height_ratios": [2, 1] * len(loops)})[:, 0]
+    axes = fig.subplots(
+        2 * len(loops), 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": [2, 1] * len(loops)}
+    )[:, 0]
     for n, loop in enumerate(loops):
         rows = traces[traces["loop"] == loop]
         name = names[loop] if loop < len(names) else str(loop)
         top, bottom = axes[2 * n], axes[2 * n + 1]
-        top.step(rows["time_s"], rows["reference"], where="post", color="grey", linestyle="--", linewidth=0.9,
-                 label="reference r")
+        top.step(
+            rows["time_s"],
+            rows["reference"],
+            where="post",
+            color="grey",
+            linestyle="--",
+            linewidth=0.9,
+            label="reference r",
+        )
         top.plot(rows["time_s"], rows["output"], linewidth=0.9, label="output y")
         top.set_ylabel("r, y")
         top.set_title(f"Control loop {_plain(name)}")

@@ -302,9 +302,7 @@ class Registry:
         """The behaviour profile called ``name``, or a ParamError listing the registered ones."""
         return self.model("profile", name, path)
 
-    def validate_params(
-        self, family: str, name: str, given: Mapping[str, object], path: str = ""
-    ) -> dict[str, Any]:
+    def validate_params(self, family: str, name: str, given: Mapping[str, object], path: str = "") -> dict[str, Any]:
         """Check ``given`` parameters of model ``name`` and convert them to canonical units.
 
         Only the parameters given are returned; the engine fills the declared defaults.

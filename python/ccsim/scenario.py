@@ -37,7 +37,19 @@ from .profiles import apply_profile
 from .registry import engine_facts, get_registry
 from .topology import Dumbbell, Network, Topology
 
-__all__ = ["Simulation", "Flow", "Plant", "Control", "Metrics", "Trace", "Scenario", "load", "from_dict", "read_toml", "compile_scenario"]
+__all__ = [
+    "Simulation",
+    "Flow",
+    "Plant",
+    "Control",
+    "Metrics",
+    "Trace",
+    "Scenario",
+    "load",
+    "from_dict",
+    "read_toml",
+    "compile_scenario",
+]
 
 U64_MAX = 2**64 - 1
 # Flows (after ``count``) a scenario may have: the engine numbers them with u32, and a count
@@ -306,9 +318,12 @@ def _check_size_distribution(flow: Flow, where: str) -> None:
     params = flow.app.params
     dist = params.get("distribution", "fixed")
     if dist == "pareto":
-        shape = params.get("shape", get_registry().model("app", "transfer").param("shape").default)  # type: ignore[union-attr]
-        if shape <= 1:
-            raise FieldError(f"{where}.app.shape", f"a Pareto distribution has a finite mean only for shape > 1, got {shape:g}")
+        spec = get_registry().model("app", "transfer").param("shape")
+        shape = params.get("shape", spec.default if spec is not None else None)
+        if shape is not None and shape <= 1:
+            raise FieldError(
+                f"{where}.app.shape", f"a Pareto distribution has a finite mean only for shape > 1, got {shape:g}"
+            )
     if dist == "uniform" and params.get("size_min", 0) > params["size"]:
         raise FieldError(
             f"{where}.app.size_min",
@@ -332,11 +347,15 @@ def _check_control(scenario: Scenario, net: Network) -> None:
                 if name not in net.nodes:
                     raise FieldError(f"{where}.{key}", f"no node named {show(name)}; hosts: {', '.join(hosts)}")
                 if net.nodes[name] != "host":
-                    raise FieldError(f"{where}.{key}", f"{show(name)} is a router; the loop runs between hosts: {', '.join(hosts)}")
+                    raise FieldError(
+                        f"{where}.{key}", f"{show(name)} is a router; the loop runs between hosts: {', '.join(hosts)}"
+                    )
             if loop.plant_host == loop.controller_host:
                 raise FieldError(f"{where}.controller_host", f"same host as plant_host ({show(loop.plant_host)})")
         if loop.start >= duration:
-            raise FieldError(f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})")
+            raise FieldError(
+                f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
+            )
 
 
 def control_name(loop: Control, i: int) -> str:
@@ -371,10 +390,16 @@ def _check_flow_references(scenario: Scenario) -> None:
                 matches = names.count(target)
                 if matches == 0:
                     replicas = [n for n in names if n is not None and n.startswith(target + ".")]
-                    hint = f"it has {len(replicas)} replicas, name one: {', '.join(replicas)}" if replicas else f"flows: {known}"
+                    hint = (
+                        f"it has {len(replicas)} replicas, name one: {', '.join(replicas)}"
+                        if replicas
+                        else f"flows: {known}"
+                    )
                     raise FieldError(where, f"no flow named {show(target)}; {hint}")
                 if matches > 1:
-                    raise FieldError(where, f"{matches} flows are named {show(target)}; names must be unique to be referenced")
+                    raise FieldError(
+                        where, f"{matches} flows are named {show(target)}; names must be unique to be referenced"
+                    )
             elif not 0 <= target < len(names):
                 raise FieldError(where, f"no flow {target}; flows are numbered 0..{len(names) - 1}")
 
@@ -431,7 +456,10 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
         sensor = actuator = None
         if loop.networked:
             assert loop.plant_host is not None and loop.controller_host is not None
-            ends = {"sensor": (loop.plant_host, loop.controller_host), "actuator": (loop.controller_host, loop.plant_host)}
+            ends = {
+                "sensor": (loop.plant_host, loop.controller_host),
+                "actuator": (loop.controller_host, loop.plant_host),
+            }
             for role, (src, dst) in ends.items():
                 flows.append(
                     {
@@ -535,7 +563,9 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Scenario:
         # Point at the command line when the bad value came from it.
         for key, text in applied:
             if _concerns(exc.field, key):
-                raise ScenarioError(file, exc.field, f"{exc.message} (from --set {one_line(text, SHOWN_CHARS)})") from None
+                raise ScenarioError(
+                    file, exc.field, f"{exc.message} (from --set {one_line(text, SHOWN_CHARS)})"
+                ) from None
         raise
 
 

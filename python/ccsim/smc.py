@@ -153,8 +153,12 @@ def _tokens(query: str) -> list[Token]:
                 end = unit.end()
                 has_unit = True
             elif end < len(query) and (query[end].isalpha() or query[end] == "_"):
-                raise QueryError(query, end + 1, f"unknown unit {re.match(r'[A-Za-z_]+', query[end:]).group()!r} "  # type: ignore[union-attr]
-                                 f"(time units: {', '.join(_UNITS)})")
+                raise QueryError(
+                    query,
+                    end + 1,
+                    f"unknown unit {re.match(r'[A-Za-z_]+', query[end:]).group()!r} "  # type: ignore[union-attr]
+                    f"(time units: {', '.join(_UNITS)})",
+                )
             if not math.isfinite(value):  # 1e400 reads as infinity: no bound or threshold means that
                 raise QueryError(query, col, f"{show(query[i:end])} is too large a number")
             out.append(Token("num", query[i:end], col, value, has_unit))
@@ -166,7 +170,7 @@ def _tokens(query: str) -> list[Token]:
                 raise QueryError(query, col, "unclosed backquote")
             if close == i + 1:
                 raise QueryError(query, col, "empty name in backquotes")
-            out.append(Token("name", query[i + 1:close], col))
+            out.append(Token("name", query[i + 1 : close], col))
             i = close + 1
             continue
         name = _NAME.match(query, i)
@@ -257,7 +261,9 @@ class _Parser:
         self.expect("<=", "'<=' and the time bound, e.g. Pr[<=30]")
         bound = self.take()
         if bound.kind != "num":
-            raise self.error(bound, f"expected the time bound (seconds, or with a unit: 500ms), found {self.found(bound)}")
+            raise self.error(
+                bound, f"expected the time bound (seconds, or with a unit: 500ms), found {self.found(bound)}"
+            )
         if bound.value <= 0:
             raise self.error(bound, "the time bound must be positive")
         if bound.value * 1e9 > _MAX_BOUND_NS:  # the engine's clock is a 64-bit count of nanoseconds
@@ -518,7 +524,8 @@ class Sprt:
         if not (0.0 < self.p_b and self.p_a < 1.0):
             raise ValueError(
                 f"the indifference region [{self.p_b:g}, {self.p_a:g}] (p0 ± delta) must lie inside (0, 1); "
-                f"choose a smaller delta or a probability bound further from 0 and 1")
+                f"choose a smaller delta or a probability bound further from 0 and 1"
+            )
         self.step_success = math.log(self.p_b / self.p_a)
         self.step_failure = math.log((1.0 - self.p_b) / (1.0 - self.p_a))
         self.accept_h1 = math.log((1.0 - self.beta) / self.alpha)
@@ -565,8 +572,10 @@ def random_elements(scenario: Any) -> list[str]:
     processing_model = reg.model("node", "processing")
     for node, processing in scenario.network.processing.items():
         if processing_model.randomness(processing):
-            found.append(f"{processing_model.random['what']} at {node} ({processing.get('distribution', 'uniform')}, "
-                         f"{processing['jitter'] / 1e3:g} us)")
+            found.append(
+                f"{processing_model.random['what']} at {node} ({processing.get('distribution', 'uniform')}, "
+                f"{processing['jitter'] / 1e3:g} us)"
+            )
     for link in scenario.network.links:
         for name, d in ((f"{link.a}->{link.b}", link.ab), (f"{link.b}->{link.a}", link.ba)):
             if d.loss > 0:
@@ -584,8 +593,14 @@ class Source:
     key: Any  # trace column; (loop, series); (table, index-or-name, field) for scalars
 
 
-_QUEUE_SERIES = {"length": "len_pkts", "len_pkts": "len_pkts", "bytes": "len_bytes", "len_bytes": "len_bytes",
-                 "sojourn": "sojourn_s", "sojourn_s": "sojourn_s"}
+_QUEUE_SERIES = {
+    "length": "len_pkts",
+    "len_pkts": "len_pkts",
+    "bytes": "len_bytes",
+    "len_bytes": "len_bytes",
+    "sojourn": "sojourn_s",
+    "sojourn_s": "sojourn_s",
+}
 _LOOP_SERIES = ("itae", "iae", "ise", "error", "abs_error", "output", "reference", "control")
 _TOP_SCALARS = ("jain_index", "utilization", "events", "duration_s")
 
@@ -618,8 +633,8 @@ def _shape(config: dict[str, Any]) -> _Shape:
         flows=flows,
         flow_fields=list(flows[0]) if flows else [],
         queue_fields=list(raw["queues"][0]) if raw["queues"] else [],
-        loops=[c["name"] for c in raw.get("control") or []] or [loop.get("name") or f"control{i}"
-                                                               for i, loop in enumerate(config.get("control", []))],
+        loops=[c["name"] for c in raw.get("control") or []]
+        or [loop.get("name") or f"control{i}" for i, loop in enumerate(config.get("control", []))],
         control_fields=registry.control_columns(),
         cwnd_flows=cwnd,
     )
@@ -636,8 +651,10 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
     def queue(q: str) -> str:
         if q == "bottleneck":
             if shape.bottleneck is None:
-                raise bad("the scenario names no bottleneck queue; give topology.bottleneck_queue or name the "
-                          f"queue: {_listing(shape.queues)}")
+                raise bad(
+                    "the scenario names no bottleneck queue; give topology.bottleneck_queue or name the "
+                    f"queue: {_listing(shape.queues)}"
+                )
             return shape.bottleneck
         if q not in shape.queues:
             raise bad(f"no queue {show(q)}; queues: bottleneck, {_listing(shape.queues)}")
@@ -657,7 +674,9 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
             return int(l)
         if l in shape.loops:
             return shape.loops.index(l)
-        raise bad(f"no control loop {show(l)}; loops: {_listing(shape.loops) or 'none (the scenario has no [[control]])'}")
+        raise bad(
+            f"no control loop {show(l)}; loops: {_listing(shape.loops) or 'none (the scenario has no [[control]])'}"
+        )
 
     # Queue names contain "->" and may contain dots only in backquoted names; split around them.
     head, _, rest = name.partition(".")
@@ -691,10 +710,10 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
         return Source("control", (index, series))
     if head == "flows" and rest:
         f, _, fld = rest.rpartition(".")
-        index = flow(f) if f else None
-        if index is None or fld not in shape.flow_fields:
+        found = flow(f) if f else None
+        if found is None or fld not in shape.flow_fields:
             raise bad(f"a flow result is flows.F.FIELD, FIELD in {_listing(shape.flow_fields, 40)}")
-        return Source("scalar", ("flows", index, fld))
+        return Source("scalar", ("flows", found, fld))
     if head == "queues" and rest:
         q, _, fld = rest.rpartition(".")
         if not q or fld not in shape.queue_fields:
@@ -707,8 +726,10 @@ def _resolve_name(name: str, column: int, query: str, shape: _Shape) -> Source:
         return Source("scalar", ("control", loop(l), fld))
     if name in _TOP_SCALARS:
         return Source("scalar", ("top", None, name))
-    raise bad(f"unknown name {show(name)}; series: queue.Q.length|bytes|sojourn, flow.F.cwnd, ncs.X; "
-              f"results: flows.F.FIELD, queues.Q.FIELD, control.LOOP.FIELD, {', '.join(_TOP_SCALARS)}")
+    raise bad(
+        f"unknown name {show(name)}; series: queue.Q.length|bytes|sojourn, flow.F.cwnd, ncs.X; "
+        f"results: flows.F.FIELD, queues.Q.FIELD, control.LOOP.FIELD, {', '.join(_TOP_SCALARS)}"
+    )
 
 
 def vocabulary(scenario: Any, overrides: list[str] | None = None) -> list[str]:
@@ -805,8 +826,14 @@ def _evaluate(node: Node, values: dict[str, Any]) -> Any:
     if kind == "cmp":
         x, y = _evaluate(node[2], values), _evaluate(node[3], values)
         with np.errstate(invalid="ignore"):
-            return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-                    "==": np.equal, "!=": np.not_equal}[node[1]](x, y)
+            return {
+                "<": np.less,
+                "<=": np.less_equal,
+                ">": np.greater,
+                ">=": np.greater_equal,
+                "==": np.equal,
+                "!=": np.not_equal,
+            }[node[1]](x, y)
     if kind == "not":
         return np.logical_not(_evaluate(node[1], values))
     if kind == "and":
@@ -925,40 +952,63 @@ class SmcResult:
         counts = np.searchsorted(times, grid, side="right")
         n = max(self.runs, 1)
         lower, upper = clopper_pearson(counts, np.full(counts.shape, n), self.alpha)
-        return pd.DataFrame({"time_s": grid, "runs": counts, "probability": counts / n,
-                             "lower": lower, "upper": upper})
+        return pd.DataFrame({"time_s": grid, "runs": counts, "probability": counts / n, "lower": lower, "upper": upper})
 
     def to_dict(self) -> dict[str, Any]:
         lo, hi = self.interval
         out: dict[str, Any] = {
-            "query": self.query, "mode": self.mode, "runs": self.runs, "successes": self.successes,
-            "estimate": self.estimate, "confidence": 1.0 - self.alpha, "clopper_pearson": [lo, hi],
-            "alpha": self.alpha, "epsilon": self.epsilon, "chernoff_interval": self.chernoff_interval,
-            "planned_runs": self.planned_runs, "random_elements": self.random_elements,
+            "query": self.query,
+            "mode": self.mode,
+            "runs": self.runs,
+            "successes": self.successes,
+            "estimate": self.estimate,
+            "confidence": 1.0 - self.alpha,
+            "clopper_pearson": [lo, hi],
+            "alpha": self.alpha,
+            "epsilon": self.epsilon,
+            "chernoff_interval": self.chernoff_interval,
+            "planned_runs": self.planned_runs,
+            "random_elements": self.random_elements,
         }
         if self.mode == "test":
-            out.update(comparison=self.comparison, p0=self.p0, delta=self.delta, beta=self.beta,
-                       decision=self.decision, holds=self.holds)
+            out.update(
+                comparison=self.comparison,
+                p0=self.p0,
+                delta=self.delta,
+                beta=self.beta,
+                decision=self.decision,
+                holds=self.holds,
+            )
         return out
 
     def summary_lines(self) -> list[str]:
         lo, hi = self.interval
         lines = [f"{self.query}"]
-        lines.append(f"  {self.runs} runs on {self.where} in {self.wall_time_s:.1f} s; random elements: "
-                     f"{'; '.join(self.random_elements)}")
-        lines.append(f"  satisfied in {self.successes} of {self.runs}: estimate {self.estimate:.4f}, "
-                     f"Clopper-Pearson [{lo:.4f}, {hi:.4f}] at {100 * (1 - self.alpha):g} % confidence")
+        lines.append(
+            f"  {self.runs} runs on {self.where} in {self.wall_time_s:.1f} s; random elements: "
+            f"{'; '.join(self.random_elements)}"
+        )
+        lines.append(
+            f"  satisfied in {self.successes} of {self.runs}: estimate {self.estimate:.4f}, "
+            f"Clopper-Pearson [{lo:.4f}, {hi:.4f}] at {100 * (1 - self.alpha):g} % confidence"
+        )
         if self.mode == "estimate" and self.chernoff_interval is not None:
             clo, chi = self.chernoff_interval
-            lines.append(f"  Chernoff-Hoeffding: [{clo:.4f}, {chi:.4f}] (estimate ± {self.epsilon:g} with "
-                         f"probability >= {1 - self.alpha:g} after {self.planned_runs} runs)")
+            lines.append(
+                f"  Chernoff-Hoeffding: [{clo:.4f}, {chi:.4f}] (estimate ± {self.epsilon:g} with "
+                f"probability >= {1 - self.alpha:g} after {self.planned_runs} runs)"
+            )
         if self.mode == "test":
             assert self.p0 is not None and self.delta is not None
-            verdict = {"H0": f"holds: Pr {self.comparison} {self.p0:g}",
-                       "H1": f"does not hold: Pr {_opposite(self.comparison)} {self.p0:g}",
-                       "undecided": "undecided (the run limit was reached)"}[self.decision or "undecided"]
-            lines.append(f"  SPRT ({'alpha'} = {self.alpha:g}, beta = {self.beta:g}, indifference ± {self.delta:g}): "
-                         f"{verdict} after {self.runs} runs (a fixed-size estimate would take {self.planned_runs})")
+            verdict = {
+                "H0": f"holds: Pr {self.comparison} {self.p0:g}",
+                "H1": f"does not hold: Pr {_opposite(self.comparison)} {self.p0:g}",
+                "undecided": "undecided (the run limit was reached)",
+            }[self.decision or "undecided"]
+            lines.append(
+                f"  SPRT ({'alpha'} = {self.alpha:g}, beta = {self.beta:g}, indifference ± {self.delta:g}): "
+                f"{verdict} after {self.runs} runs (a fixed-size estimate would take {self.planned_runs})"
+            )
         return lines
 
     def write(self, out: str | Path) -> list[Path]:
@@ -972,8 +1022,9 @@ class SmcResult:
         # Wall time and where it ran depend on the machine, not the model: kept apart, so the
         # result files of the same query and seed are byte-identical (as a sweep's timing.json).
         path = directory / "timing.json"
-        path.write_text(json.dumps({"wall_time_s": self.wall_time_s, "executor": self.where}, indent=2) + "\n",
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps({"wall_time_s": self.wall_time_s, "executor": self.where}, indent=2) + "\n", encoding="utf-8"
+        )
         written.append(path)
         path = directory / "outcomes.parquet"
         self.outcomes.to_parquet(path, index=False)
@@ -996,8 +1047,14 @@ class SmcResult:
 
         table = self.first_passage
         fig, ax = plt.subplots(figsize=(7, 4))
-        ax.fill_between(table["time_s"], table["lower"], table["upper"], step="post", alpha=0.25,
-                        label=f"Clopper-Pearson {100 * (1 - self.alpha):g} %")
+        ax.fill_between(
+            table["time_s"],
+            table["lower"],
+            table["upper"],
+            step="post",
+            alpha=0.25,
+            label=f"Clopper-Pearson {100 * (1 - self.alpha):g} %",
+        )
         ax.step(table["time_s"], table["probability"], where="post", label="cumulative probability")
         ax.set_xlim(0, self.bound_s)
         ax.set_ylim(0, 1)
@@ -1022,7 +1079,9 @@ def _prepare(model: Any, query: Query, seed: int | None, trace_interval_ns: int 
     config = model.to_config()
     bound_ns = int(round(query.bound_s * 1e9))
     if config["warmup_ns"] >= bound_ns:
-        raise ScenarioError("", "simulation.warmup", f"must be shorter than the query's time bound ({query.bound_s:g} s)")
+        raise ScenarioError(
+            "", "simulation.warmup", f"must be shorter than the query's time bound ({query.bound_s:g} s)"
+        )
     config["duration_ns"] = bound_ns
     if seed is not None:
         config["seed"] = seed
@@ -1036,8 +1095,11 @@ def _prepare(model: Any, query: Query, seed: int | None, trace_interval_ns: int 
         elif not trace.get("interval_ns"):
             trace["interval_ns"] = DEFAULT_TRACE_INTERVAL_NS
         queues = sorted({k.split(".", 1)[1].rsplit(".", 1)[0] for k in needs_trace if k.startswith("queue.")})
-        trace["queues"] = [q for q in trace.get("queues", []) if q not in queues] + queues if queues else (
-            trace.get("queues") or [shape.queues[0]])
+        trace["queues"] = (
+            [q for q in trace.get("queues", []) if q not in queues] + queues
+            if queues
+            else (trace.get("queues") or [shape.queues[0]])
+        )
         trace["cwnd"] = trace.get("cwnd", True) or any(k.startswith("flow.") for k in needs_trace)
     else:
         trace["interval_ns"] = None  # nothing sampled is needed: no sampling events
@@ -1088,12 +1150,16 @@ def check(
     file = str(scenario) if isinstance(scenario, (str, Path)) else ""
     elements = random_elements(model)
     if not elements:
-        raise ScenarioError(file, "", "the scenario has no random element, so every run would be identical and the "
-                            "probability is 0 or 1 (one 'ccsim run' decides it); declare one: a start window "
-                            "(start = \"0s..1s\"), a packet error rate (loss = 0.001), Poisson arrivals (app kind "
-                            "poisson), random transfer sizes (app transfer with distribution = \"pareto\", ...), "
-                            "processing jitter at a node (processing = { jitter = \"50us\" }), or a randomized "
-                            f"queue discipline ({', '.join(_random_models('queue'))})")
+        raise ScenarioError(
+            file,
+            "",
+            "the scenario has no random element, so every run would be identical and the "
+            "probability is 0 or 1 (one 'ccsim run' decides it); declare one: a start window "
+            '(start = "0s..1s"), a packet error rate (loss = 0.001), Poisson arrivals (app kind '
+            'poisson), random transfer sizes (app transfer with distribution = "pareto", ...), '
+            'processing jitter at a node (processing = { jitter = "50us" }), or a randomized '
+            f"queue discipline ({', '.join(_random_models('queue'))})",
+        )
     interval_ns = None
     if trace_interval is not None:
         from .units import parse_time
@@ -1177,14 +1243,22 @@ def check(
     import pandas as pd
 
     outcomes = pd.DataFrame(rows, columns=["run", "seed", "satisfied", "time_s"]).astype(
-        {"run": "int64", "seed": "uint64", "satisfied": bool, "time_s": "float64"})
+        {"run": "int64", "seed": "uint64", "satisfied": bool, "time_s": "float64"}
+    )
     result = SmcResult(
-        query=parsed.text, mode="test" if testing else "estimate", runs=len(rows),
-        successes=int(outcomes["satisfied"].sum()), alpha=alpha,
+        query=parsed.text,
+        mode="test" if testing else "estimate",
+        runs=len(rows),
+        successes=int(outcomes["satisfied"].sum()),
+        alpha=alpha,
         # With a run count of the caller's, the Chernoff-Hoeffding half-width is that of the count.
         epsilon=None if testing else epsilon if runs is None else math.sqrt(math.log(2.0 / alpha) / (2.0 * len(rows))),
-        outcomes=outcomes, path=parsed.path, bound_s=parsed.bound_s, random_elements=elements,
-        wall_time_s=time.perf_counter() - started, planned_runs=planned if runs is None else runs,
+        outcomes=outcomes,
+        path=parsed.path,
+        bound_s=parsed.bound_s,
+        random_elements=elements,
+        wall_time_s=time.perf_counter() - started,
+        planned_runs=planned if runs is None else runs,
         where=ex.description,
     )
     if testing:
@@ -1199,8 +1273,14 @@ def check(
 class _SmcProgress:
     def __init__(self, total: int | None) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         columns: list[Any] = [TextColumn("runs")]
         if total is not None:

@@ -54,8 +54,8 @@ import shutil
 import signal
 import socket
 import time
-from concurrent.futures import BrokenExecutor
 from collections.abc import Callable, Iterator
+from concurrent.futures import BrokenExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,9 +199,19 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> SweepSpe
             if key in grid:
                 raise bad(f"points[{i}].{key}", "also a key of [grid]; vary a key in one place")
     description = data.get("description")
-    return SweepSpec(file=file, scenario=scenario, base=base, fixed=fixed, grid=dict(grid), points=list(points),
-                     seeds=seeds, seed_mode=seed_mode, master_seed=master, description=description,
-                     origins=origins)
+    return SweepSpec(
+        file=file,
+        scenario=scenario,
+        base=base,
+        fixed=fixed,
+        grid=dict(grid),
+        points=list(points),
+        seeds=seeds,
+        seed_mode=seed_mode,
+        master_seed=master,
+        description=description,
+        origins=origins,
+    )
 
 
 # --- expansion --------------------------------------------------------------------------------
@@ -268,7 +278,8 @@ def _blame_the_sweep_file(spec: SweepSpec, params: dict[str, Any], exc: Scenario
         normalized = _path_text(parse_key(key))
         fixed = key in spec.fixed and key not in params
         unknown = exc.message.startswith(_UNKNOWN_KEY) and re.sub(r"\[\d+\]", "", exc.field) == re.sub(
-            r"\[\d+\]", "", normalized)
+            r"\[\d+\]", "", normalized
+        )
         if (fixed and _concerns(exc.field, normalized)) or unknown:
             where = "" if exc.field == normalized else f" at {exc.field}"
             return SweepFileError(spec.file, spec.origin(key), f"{exc.message} (in {exc.file}{where})")
@@ -311,8 +322,9 @@ def expand(spec: SweepSpec) -> list[RunSpec]:
             else:
                 run_config = None
                 key = hashlib.sha256(_canonical({"invalid": data, "seed": seed}).encode()).hexdigest()[:16]
-            runs.append(RunSpec(point=p, replicate=r, params=dict(params), seed=seed, key=key, config=run_config,
-                                error=error))
+            runs.append(
+                RunSpec(point=p, replicate=r, params=dict(params), seed=seed, key=key, config=run_config, error=error)
+            )
     return runs
 
 
@@ -362,8 +374,17 @@ def summary_metrics(raw: dict[str, Any]) -> dict[str, Any]:
     bottleneck = raw.get("bottleneck")
     queue = next((q for q in raw.get("queues", []) if q["name"] == bottleneck), None)
     if queue is not None:
-        for name in ("mean_len_pkts", "sd_len_pkts", "max_len_pkts", "mean_sojourn_s", "p99_sojourn_s", "drops",
-                     "marks", "drop_ratio", "utilization"):
+        for name in (
+            "mean_len_pkts",
+            "sd_len_pkts",
+            "max_len_pkts",
+            "mean_sojourn_s",
+            "p99_sojourn_s",
+            "drops",
+            "marks",
+            "drop_ratio",
+            "utilization",
+        ):
             row[f"bottleneck.{name}"] = queue.get(name)
     for loop in raw.get("control") or []:
         for name in ("itae", "itae_sum", "iae", "ise", "samples_lost", "controls_lost", "actuation_delay_mean_s"):
@@ -404,8 +425,13 @@ def _write_run(runs_dir: Path, run: RunSpec, outcome: dict[str, Any] | None, err
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     record: dict[str, Any] = {
-        "key": run.key, "point": run.point, "replicate": run.replicate, "seed": run.seed, "params": run.params,
-        "status": "failed" if error else "ok", "error": error,
+        "key": run.key,
+        "point": run.point,
+        "replicate": run.replicate,
+        "seed": run.seed,
+        "params": run.params,
+        "status": "failed" if error else "ok",
+        "error": error,
     }
     if outcome is not None and error is None:
         raw = json.loads(outcome["raw"])
@@ -414,8 +440,10 @@ def _write_run(runs_dir: Path, run: RunSpec, outcome: dict[str, Any] | None, err
         record.update(metrics=summary_metrics(raw))
         # Where and how long it ran differs between executors and runs: kept apart (TIMING_FILE),
         # so every other file of a run is the same bytes wherever it runs.
-        (tmp / TIMING_FILE).write_text(json.dumps(
-            {"wall_time_s": outcome["wall_time_s"], "host": outcome.get("host")}, indent=1) + "\n", encoding="utf-8")
+        (tmp / TIMING_FILE).write_text(
+            json.dumps({"wall_time_s": outcome["wall_time_s"], "host": outcome.get("host")}, indent=1) + "\n",
+            encoding="utf-8",
+        )
     if run.config is not None:
         (tmp / "config.json").write_text(json.dumps(run.config, indent=1) + "\n", encoding="utf-8")
     record["files"] = _manifest(tmp)
@@ -451,8 +479,11 @@ def _digest(path: Path) -> str:
 
 def _manifest(run_dir: Path) -> dict[str, dict[str, Any]]:
     """Size and SHA-256 of each file of a run directory but run.json and timing.json."""
-    return {p.name: {"bytes": p.stat().st_size, "sha256": _digest(p)}
-            for p in sorted(run_dir.iterdir()) if p.name not in (RUN_FILE, TIMING_FILE) and p.is_file()}
+    return {
+        p.name: {"bytes": p.stat().st_size, "sha256": _digest(p)}
+        for p in sorted(run_dir.iterdir())
+        if p.name not in (RUN_FILE, TIMING_FILE) and p.is_file()
+    }
 
 
 def _load_record(run_dir: Path) -> dict[str, Any] | None:
@@ -734,12 +765,25 @@ def run_sweep(
             _discard(runs_dir / key)
         the_plan.done -= the_plan.failed
         the_plan.failed = set()
-    text = json.dumps({
-        "sweep": spec.file, "scenario": str(spec.scenario), "varied": spec.varied, "seeds": spec.seeds,
-        "seed_mode": spec.seed_mode, "master_seed": spec.master_seed,
-        "runs": [{"key": r.key, "point": r.point, "replicate": r.replicate, "seed": r.seed, "params": r.params}
-                 for r in the_plan.runs],
-    }, indent=1, default=str) + "\n"
+    text = (
+        json.dumps(
+            {
+                "sweep": spec.file,
+                "scenario": str(spec.scenario),
+                "varied": spec.varied,
+                "seeds": spec.seeds,
+                "seed_mode": spec.seed_mode,
+                "master_seed": spec.master_seed,
+                "runs": [
+                    {"key": r.key, "point": r.point, "replicate": r.replicate, "seed": r.seed, "params": r.params}
+                    for r in the_plan.runs
+                ],
+            },
+            indent=1,
+            default=str,
+        )
+        + "\n"
+    )
     tmp = out / f".sweep.json.tmp-{os.getpid()}"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, out / "sweep.json")
@@ -811,12 +855,23 @@ class _SweepProgress:
 
     def __init__(self, total: int, skipped: int) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
-            TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            TextColumn("runs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
             console=Console(stderr=True),
         )
         self._failed = 0
@@ -860,18 +915,30 @@ def flows_table(out: str | Path) -> Any:
     table = pd.read_parquet(out / RESULTS_FILE)
     frames = []
     ok = table[table["status"] == "ok"]
-    front = [c for c in ok.columns if c not in ("status", "error", "wall_time_s", "run_dir")
-             and not c.startswith(("bottleneck.", "control.", "group."))]
-    front = [c for c in front if c in ("point", "replicate", "seed") or c in json.loads(
-        (out / "sweep.json").read_text(encoding="utf-8"))["varied"]]
+    front = [
+        c
+        for c in ok.columns
+        if c not in ("status", "error", "wall_time_s", "run_dir")
+        and not c.startswith(("bottleneck.", "control.", "group."))
+    ]
+    front = [
+        c
+        for c in front
+        if c in ("point", "replicate", "seed")
+        or c in json.loads((out / "sweep.json").read_text(encoding="utf-8"))["varied"]
+    ]
     for _, row in ok.iterrows():
         path = out / row["run_dir"] / "flows.parquet"
         try:
             flows = pd.read_parquet(path)
         except Exception as exc:  # missing, truncated, not Parquet (damaged after the sweep)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ScenarioError(str(path), "", f"damaged or unreadable ({first}); rerun the sweep: it checks "
-                                "every run and runs the damaged ones again") from None
+            raise ScenarioError(
+                str(path),
+                "",
+                f"damaged or unreadable ({first}); rerun the sweep: it checks "
+                "every run and runs the damaged ones again",
+            ) from None
         for i, column in enumerate(front):
             flows.insert(i, column, row[column])
         frames.append(flows)
@@ -887,16 +954,24 @@ def describe_plan(the_plan: Plan, jobs: int | None, scheduler: str | None, cost:
     if spec.description:
         lines.append(f"  {spec.description}")
     varied = ", ".join(f"{k} ({len(spec.grid[k])} values)" if k in spec.grid else k for k in spec.varied) or "nothing"
-    seeds = f"seeds {spec.seeds}" if isinstance(spec.seeds, list) else f"{spec.seeds} seed{'s' if spec.seeds != 1 else ''} ({spec.seed_mode})"
+    seeds = (
+        f"seeds {spec.seeds}"
+        if isinstance(spec.seeds, list)
+        else f"{spec.seeds} seed{'s' if spec.seeds != 1 else ''} ({spec.seed_mode})"
+    )
     total = len(the_plan.runs)
     lines.append(f"varied: {varied}")
     damaged = f", {len(the_plan.damaged)} of them damaged, to run again" if the_plan.damaged else ""
-    lines.append(f"{the_plan.points} point{'s' if the_plan.points != 1 else ''} x {seeds} = {total} runs "
-                 f"({len(the_plan.done)} finished, {total - len(the_plan.done)} to run{damaged})")
+    lines.append(
+        f"{the_plan.points} point{'s' if the_plan.points != 1 else ''} x {seeds} = {total} runs "
+        f"({len(the_plan.done)} finished, {total - len(the_plan.done)} to run{damaged})"
+    )
     invalid = the_plan.invalid
     if invalid:
-        lines.append(f"{len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} (recorded as failed runs): "
-                     f"{invalid[0].error}")
+        lines.append(
+            f"{len(invalid)} invalid point{'s' if len(invalid) != 1 else ''} (recorded as failed runs): "
+            f"{invalid[0].error}"
+        )
     if cost is not None:
         todo = [r for r in the_plan.runs if r.key not in the_plan.done and r.config is not None]
         keys = {r.key for r in todo}
@@ -904,8 +979,10 @@ def describe_plan(the_plan: Plan, jobs: int | None, scheduler: str | None, cost:
         cpu = sum(c for r, c in zip(valid, cost["per_run_s"]) if r.key in keys)
         workers = "the cluster's workers" if scheduler else f"{jobs or default_jobs()} local processes"
         parallel = jobs or default_jobs()
-        line = (f"cost: about {_duration(cpu)} of CPU for the {len(todo)} runs to do "
-                f"(timed {cost['timed_points']} point{'s' if cost['timed_points'] != 1 else ''}")
+        line = (
+            f"cost: about {_duration(cpu)} of CPU for the {len(todo)} runs to do "
+            f"(timed {cost['timed_points']} point{'s' if cost['timed_points'] != 1 else ''}"
+        )
         if cost.get("events_per_s"):
             line += f" at {cost['events_per_s'] / 1e6:.2f} M events/s"
         line += ")"

@@ -77,7 +77,10 @@ def _parse_processing(value: Any) -> dict[str, Any]:
     """``{ delay = "20us", jitter = "50us", distribution = "uniform" }``, checked against the
     engine's ``node processing`` table (net/processing.rs); canonical values, given keys only."""
     if not isinstance(value, dict):
-        raise FieldError("", f'expected a table such as {{ delay = "20us", jitter = "50us", distribution = "uniform" }}, got {show(value)}')
+        raise FieldError(
+            "",
+            f'expected a table such as {{ delay = "20us", jitter = "50us", distribution = "uniform" }}, got {show(value)}',
+        )
     return get_registry().validate_params("node", "processing", value)
 
 
@@ -118,8 +121,12 @@ class DirConfig:
     queue: AlgoSpec
 
     def to_config(self) -> dict[str, Any]:
-        return {"rate_bps": self.rate_bps, "delay_ns": self.delay_ns, "loss": self.loss,
-                "queue": self.queue.to_config()}
+        return {
+            "rate_bps": self.rate_bps,
+            "delay_ns": self.delay_ns,
+            "loss": self.loss,
+            "queue": self.queue.to_config(),
+        }
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,11 @@ class Network:
     def to_config(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         index = {name: i for i, name in enumerate(self.nodes)}
         nodes = [
-            {"name": name, "kind": kind, **({"processing": dict(self.processing[name])} if name in self.processing else {})}
+            {
+                "name": name,
+                "kind": kind,
+                **({"processing": dict(self.processing[name])} if name in self.processing else {}),
+            }
             for name, kind in self.nodes.items()
         ]
         links = [

@@ -94,7 +94,7 @@ def _split(text: str, what: str, help_text: str) -> tuple[Decimal, str]:
     """Split ``"1.5 ms"`` into (Decimal('1.5'), 'ms'); the unit may be empty."""
     stripped = text.strip()
     match = _NUMBER.match(stripped)
-    unit = stripped[match.end():].lstrip() if match is not None else ""
+    unit = stripped[match.end() :].lstrip() if match is not None else ""
     if match is None or (unit and not _UNIT_START.match(unit)):
         raise UnitError(f"{show(text)} is not {what}; expected {help_text}")
     try:
@@ -127,9 +127,7 @@ def _reject_bool(value: object, what: str, help_text: str) -> None:
         raise UnitError(f"{show(value)} is not {what}; expected {help_text}")
 
 
-def _parse_with_units(
-    value: object, units: dict[str, int], what: str, help_text: str, canonical: str
-) -> int:
+def _parse_with_units(value: object, units: dict[str, int], what: str, help_text: str, canonical: str) -> int:
     """Shared rules for time and rate: a string with a unit, or the bare number 0."""
     _reject_bool(value, what, help_text)
     if isinstance(value, (int, float)):

@@ -158,8 +158,9 @@ def engine_fingerprint() -> str:
 
 def _identity(run: Run) -> str:
     """What a saved run must match to be reused: its scenario, its seed and the engine build."""
-    text = json.dumps({"scenario": run.scenario, "seed": run.seed, "engine": engine_fingerprint()},
-                      sort_keys=True, default=repr)
+    text = json.dumps(
+        {"scenario": run.scenario, "seed": run.seed, "engine": engine_fingerprint()}, sort_keys=True, default=repr
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -217,17 +218,29 @@ def reproduce(
     artifacts = Artifacts(out, jobs=jobs)
     p.analyze(done, artifacts, quick)
     report = out / "report.md"
-    lines = [f"# {p.title}", "", f"Reproduction `{p.id}` of the paper above"
-             f"{' (quick form: shortened runs; see docs/reproductions.md for the full runs)' if quick else ''}.",
-             f"{len(runs)} runs, {len(todo)} simulated now in {wall:.1f} s of wall time.", ""]
+    lines = [
+        f"# {p.title}",
+        "",
+        f"Reproduction `{p.id}` of the paper above"
+        f"{' (quick form: shortened runs; see docs/reproductions.md for the full runs)' if quick else ''}.",
+        f"{len(runs)} runs, {len(todo)} simulated now in {wall:.1f} s of wall time.",
+        "",
+    ]
     for title, items in artifacts.sections:
         lines += [f"## {title}", ""] + [item + "\n" for item in items]
     _write_atomic(report, "\n".join(lines))
     return report
 
 
-def _run_all(todo: Iterable[Run], runs_dir: Path, done: dict[str, Any], jobs: int | None,
-             progress: bool, label: str, identity: Mapping[str, str]) -> None:
+def _run_all(
+    todo: Iterable[Run],
+    runs_dir: Path,
+    done: dict[str, Any],
+    jobs: int | None,
+    progress: bool,
+    label: str,
+    identity: Mapping[str, str],
+) -> None:
     """Simulate ``todo`` on a process pool, saving each finished run as it completes."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -235,8 +248,14 @@ def _run_all(todo: Iterable[Run], runs_dir: Path, done: dict[str, Any], jobs: in
 
     todo = list(todo)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                   disable=not progress, transient=True)
+    bar = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        disable=not progress,
+        transient=True,
+    )
     with bar, ProcessPoolExecutor(max_workers=workers) as pool:
         task = bar.add_task("runs", total=len(todo))
         pending: dict[Future[Any], Run] = {pool.submit(_execute, r): r for r in todo}
@@ -246,9 +265,10 @@ def _run_all(todo: Iterable[Run], runs_dir: Path, done: dict[str, Any], jobs: in
                 for fut in finished:
                     r = pending.pop(fut)
                     raw, config, wall = fut.result()
-                    _write_atomic(runs_dir / f"{r.key}.json",
-                                  json.dumps({"identity": identity[r.key], "raw": raw, "config": config,
-                                              "wall_time_s": wall}))
+                    _write_atomic(
+                        runs_dir / f"{r.key}.json",
+                        json.dumps({"identity": identity[r.key], "raw": raw, "config": config, "wall_time_s": wall}),
+                    )
                     done[r.key] = Result(raw, config, wall)
                     bar.advance(task)
         except BaseException:

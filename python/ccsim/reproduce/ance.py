@@ -27,7 +27,6 @@ import pandas as pd
 
 from . import Artifacts, Paper, Run, load_scenario
 
-
 MSS = 948
 """Payload bytes per segment (1000-byte packets with the 52-byte header)."""
 Q_MIN_BYTES = 3000
@@ -42,8 +41,17 @@ SEEDS_QUICK = 3
 _LIMIT = "17p"
 # Sec. 3.1: min_th = Q_l/4, max_th = 3 Q_l/4 with Q_l = 17 kbytes, P_max = 0.1, w_q = 0.002;
 # Floyd & Jacobson's RED of ref. [1] (no gentle mode); the ECN bit is available.
-_RED = {"kind": "red", "limit": _LIMIT, "min_th": "4250B", "max_th": "12750B", "max_p": 0.1, "wq": 0.002,
-        "gentle": False, "ecn": True, "mean_pkt_size": "1000B"}
+_RED = {
+    "kind": "red",
+    "limit": _LIMIT,
+    "min_th": "4250B",
+    "max_th": "12750B",
+    "max_p": 0.1,
+    "wq": 0.002,
+    "gentle": False,
+    "ecn": True,
+    "mean_pkt_size": "1000B",
+}
 
 
 @dataclass(frozen=True)
@@ -65,15 +73,22 @@ TECHNIQUES: dict[str, Technique] = {
     # PIE with RFC 8033's parameters (auto-tuned alpha/beta); the queueing delay from packet
     # timestamps (Linux's and ns-3's default): the departure-rate estimator measures only
     # while 16 KiB are queued, which a 17-packet buffer of 1-kbyte packets almost never holds.
-    "PIE": Technique("reno", {"kind": "pie", "limit": _LIMIT, "ecn": True, "use_timestamps": True, "mtu": "1000B"},
-                     "30p", True),
+    "PIE": Technique(
+        "reno", {"kind": "pie", "limit": _LIMIT, "ecn": True, "use_timestamps": True, "mtu": "1000B"}, "30p", True
+    ),
     "ENCN": Technique("encn", {"kind": "encn", "limit": _LIMIT, "q_min": f"{Q_MIN_BYTES}B"}, "16p", False),
-    "ANCE": Technique({"kind": "ance", "q_min": f"{Q_MIN_BYTES}B"}, {"kind": "droptail", "limit": _LIMIT}, "16p", False),
+    "ANCE": Technique(
+        {"kind": "ance", "q_min": f"{Q_MIN_BYTES}B"}, {"kind": "droptail", "limit": _LIMIT}, "16p", False
+    ),
     # The routers of the ECN-based protocols of sec. 4.4 mark from RED's lower threshold
     # (Q_l/4 = 4250 B): TCP-Jersey's congestion warning on RED's average, E-DCTCP's (DCTCP's)
     # threshold K on the instantaneous queue.
-    "TCP-Jersey": Technique("jersey", {"kind": "jersey_cw", "limit": _LIMIT, "min_th": "4250B", "wq": 0.002,
-                                       "mean_pkt_size": "1000B"}, "30p", True),
+    "TCP-Jersey": Technique(
+        "jersey",
+        {"kind": "jersey_cw", "limit": _LIMIT, "min_th": "4250B", "wq": 0.002, "mean_pkt_size": "1000B"},
+        "30p",
+        True,
+    ),
     "E-DCTCP": Technique("edctcp", {"kind": "threshold", "limit": _LIMIT, "k": "4250B"}, "30p", True),
 }
 DAISY_TECHNIQUES = ["RED", "CoDel", "PIE", "ENCN", "ANCE"]
@@ -83,11 +98,25 @@ DUMBBELL_TECHNIQUES = AQM_TECHNIQUES + ["TCP-Jersey", "E-DCTCP"]
 FLOWS = ["A", "B", "C"]
 
 # Table 4 as printed: probability interval of ITAE > 8727 rad.s within 30 s (95 % confidence).
-PUBLISHED_TABLE_4 = {"DT": (0.902, 1.0), "RED": (0.649, 0.749), "CoDel": (0.457, 0.557), "PIE": (0.068, 0.168),
-                     "ENCN": (0.0, 0.097), "ANCE": (0.0, 0.097)}
+PUBLISHED_TABLE_4 = {
+    "DT": (0.902, 1.0),
+    "RED": (0.649, 0.749),
+    "CoDel": (0.457, 0.557),
+    "PIE": (0.068, 0.168),
+    "ENCN": (0.0, 0.097),
+    "ANCE": (0.0, 0.097),
+}
 
-COLORS = {"DT": "tab:gray", "RED": "tab:red", "CoDel": "tab:orange", "PIE": "tab:purple", "ENCN": "tab:green",
-          "ANCE": "tab:blue", "TCP-Jersey": "tab:brown", "E-DCTCP": "tab:olive"}
+COLORS = {
+    "DT": "tab:gray",
+    "RED": "tab:red",
+    "CoDel": "tab:orange",
+    "PIE": "tab:purple",
+    "ENCN": "tab:green",
+    "ANCE": "tab:blue",
+    "TCP-Jersey": "tab:brown",
+    "E-DCTCP": "tab:olive",
+}
 
 
 def _slug(name: str) -> str:
@@ -156,9 +185,12 @@ def table_4(quick: bool, jobs: int | None = None) -> dict[str, Any]:
 
     n = SMC_RUNS_QUICK if quick else None
     with Executor(jobs=jobs) as ex:
-        return {name: ccsim.smc.check(ccsim.from_dict(s), SMC_QUERY, epsilon=SMC_EPSILON, alpha=SMC_ALPHA, runs=n,
-                                      executor=ex)
-                for name, s in smc_scenarios().items()}
+        return {
+            name: ccsim.smc.check(
+                ccsim.from_dict(s), SMC_QUERY, epsilon=SMC_EPSILON, alpha=SMC_ALPHA, runs=n, executor=ex
+            )
+            for name, s in smc_scenarios().items()
+        }
 
 
 def table_4_frame(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -171,15 +203,24 @@ def table_4_frame(results: Mapping[str, Any]) -> pd.DataFrame:
         clo, chi = r.chernoff_interval
         times = r.outcomes["time_s"].dropna()
         plo, phi = PUBLISHED_TABLE_4[name]
-        rows.append({
-            "technique": name, "runs": r.runs, "crossed": r.successes, "estimate": r.estimate,
-            "clopper_pearson_low": lo, "clopper_pearson_high": hi,
-            "epsilon": r.epsilon, "chernoff_low": clo, "chernoff_high": chi,
-            "paper_low": plo, "paper_high": phi,
-            "paper_in_interval": "yes" if lo <= phi and plo <= hi else "no",
-            "first_crossing_min_s": float(times.min()) if len(times) else float("nan"),
-            "first_crossing_median_s": float(times.median()) if len(times) else float("nan"),
-        })
+        rows.append(
+            {
+                "technique": name,
+                "runs": r.runs,
+                "crossed": r.successes,
+                "estimate": r.estimate,
+                "clopper_pearson_low": lo,
+                "clopper_pearson_high": hi,
+                "epsilon": r.epsilon,
+                "chernoff_low": clo,
+                "chernoff_high": chi,
+                "paper_low": plo,
+                "paper_high": phi,
+                "paper_in_interval": "yes" if lo <= phi and plo <= hi else "no",
+                "first_crossing_min_s": float(times.min()) if len(times) else float("nan"),
+                "first_crossing_median_s": float(times.median()) if len(times) else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -254,21 +295,23 @@ def dumbbell_metrics(result: Any) -> dict[str, float]:
     tput = [result.flows.iloc[i].bytes_delivered / MSS / result.raw["duration_s"] for i in range(3)]
     length = result.traces["queue.A->B.len_pkts"].to_numpy()
     row: dict[str, float] = {f"throughput_{n}_pkts_s": v for n, v in zip(FLOWS, tput)}
-    row.update({
-        "total_pkts_s": float(sum(tput)),
-        "total_kbps": float(result.flows.iloc[:3].goodput_bps.sum() / 1e3),
-        "jain": float(result.jain_index),
-        "utilization": float(result.utilization),
-        "queue_empty_share": float((length == 0).mean()),
-        "queue_mean_pkts": float(q.mean_len_pkts),
-        "drops": int(q.drops),
-        "marks": int(q.marks),
-        "itae_sum": float(c.itae_sum),
-        "itae_integral": float(c.itae),
-        "samples_lost": int(c.samples_lost),
-        "controls_lost": int(c.controls_lost),
-        "actuation_delay_mean_ms": float(c.actuation_delay_mean_s * 1e3),
-    })
+    row.update(
+        {
+            "total_pkts_s": float(sum(tput)),
+            "total_kbps": float(result.flows.iloc[:3].goodput_bps.sum() / 1e3),
+            "jain": float(result.jain_index),
+            "utilization": float(result.utilization),
+            "queue_empty_share": float((length == 0).mean()),
+            "queue_mean_pkts": float(q.mean_len_pkts),
+            "drops": int(q.drops),
+            "marks": int(q.marks),
+            "itae_sum": float(c.itae_sum),
+            "itae_integral": float(c.itae),
+            "samples_lost": int(c.samples_lost),
+            "controls_lost": int(c.controls_lost),
+            "actuation_delay_mean_ms": float(c.actuation_delay_mean_s * 1e3),
+        }
+    )
     return row
 
 
@@ -296,60 +339,139 @@ def _highest(frame: pd.DataFrame, col: str, best: str, others: list[str]) -> boo
 
 
 FINDINGS: list[Finding] = [
-    Finding("2, 5", "Daisy chain: TCP-Reno over RED, CoDel and PIE leaves the bottleneck idle for periods "
-            "(bufferempty) more than ENCN and ANCE do",
-            lambda d, b: (all(d.loc[x, "link_idle_share"] > max(d.loc["ANCE", "link_idle_share"],
-                                                               d.loc["ENCN", "link_idle_share"])
-                              for x in ("RED", "CoDel", "PIE")),
-                          "link idle share " + _fmt(d, "link_idle_share", DAISY_TECHNIQUES))),
-    Finding("3, 4", "Daisy chain: with ANCE the router stays busy and the queue oscillates around Q_min = 3 kbytes "
-            "(after the start-up it reaches Q_min but never 2 Q_min; the link idles less than 5 % of the time)",
-            lambda d, b: (Q_MIN_BYTES <= d.loc["ANCE", "steady_queue_max_pkts"] * 1000 <= 2 * Q_MIN_BYTES
-                          and d.loc["ANCE", "link_idle_share"] < 0.05,
-                          f"ANCE after {STEADY_FROM_S:g} s: queue mean {d.loc['ANCE', 'steady_queue_mean_pkts']:.2f}, "
-                          f"max {d.loc['ANCE', 'steady_queue_max_pkts']:.0f} packets (1 kbyte each); "
-                          f"link idle {d.loc['ANCE', 'link_idle_share']:.3f}")),
-    Finding("5", "Daisy chain: ANCE and ENCN have a better throughput than RED, CoDel and PIE",
-            lambda d, b: (all(d.loc[x, "throughput_pkts_s"] > d.loc[o, "throughput_pkts_s"]
-                              for x in ("ANCE", "ENCN") for o in ("RED", "CoDel", "PIE")),
-                          "T (packets/s) " + _fmt(d, "throughput_pkts_s", DAISY_TECHNIQUES, 4))),
-    Finding("5", "Daisy chain: the throughput curves of ENCN and ANCE are very similar (within 2 %)",
-            lambda d, b: (abs(d.loc["ANCE", "throughput_pkts_s"] / d.loc["ENCN", "throughput_pkts_s"] - 1) < 0.02,
-                          "T (packets/s) " + _fmt(d, "throughput_pkts_s", ["ENCN", "ANCE"], 4))),
-    Finding("10-16", "Dumbbell: ANCE's total throughput is close to ENCN's and CoDel's (within 5 %) and above RED's and PIE's",
-            lambda d, b: (all(abs(b.loc["ANCE", "total_pkts_s"] / b.loc[x, "total_pkts_s"] - 1) < 0.05 for x in ("ENCN", "CoDel"))
-                          and _highest(b, "total_pkts_s", "ANCE", ["RED", "PIE"]),
-                          "total T (packets/s) " + _fmt(b, "total_pkts_s", AQM_TECHNIQUES, 4))),
-    Finding("17", "Dumbbell: ANCE has a better Jain index than DT, RED, CoDel and PIE",
-            lambda d, b: (_highest(b, "jain", "ANCE", ["DT", "RED", "CoDel", "PIE"]),
-                          "Jain " + _fmt(b, "jain", AQM_TECHNIQUES, 4))),
-    Finding("24-29", "Dumbbell: ANCE avoids bufferbloat: a shorter mean bottleneck queue than DT, RED, CoDel and PIE",
-            lambda d, b: (_lowest(b, "queue_mean_pkts", "ANCE", ["DT", "RED", "CoDel", "PIE"]),
-                          "mean queue (packets) " + _fmt(b, "queue_mean_pkts", AQM_TECHNIQUES))),
-    Finding("30", "Dumbbell: ANCE gives the NCS loop a lower ITAE than DT, RED, CoDel and PIE",
-            lambda d, b: (_lowest(b, "itae_sum", "ANCE", ["DT", "RED", "CoDel", "PIE"]),
-                          "ITAE sum " + _fmt(b, "itae_sum", AQM_TECHNIQUES, 4))),
-    Finding("30", "Dumbbell: ANCE's ITAE is very close to ENCN's (within 10 %)",
-            lambda d, b: (abs(b.loc["ANCE", "itae_sum"] / b.loc["ENCN", "itae_sum"] - 1) < 0.10,
-                          "ITAE sum " + _fmt(b, "itae_sum", ["ENCN", "ANCE"], 4))),
-    Finding("32", "E-DCTCP outperforms ANCE in total TCP throughput",
-            lambda d, b: (b.loc["E-DCTCP", "total_pkts_s"] > b.loc["ANCE", "total_pkts_s"],
-                          "total T (packets/s) " + _fmt(b, "total_pkts_s", TCP_TECHNIQUES, 4))),
-    Finding("33", "ANCE gives a better ITAE than E-DCTCP",
-            lambda d, b: (b.loc["ANCE", "itae_sum"] < b.loc["E-DCTCP", "itae_sum"],
-                          "ITAE sum " + _fmt(b, "itae_sum", TCP_TECHNIQUES, 4))),
-    Finding("29, 34", "E-DCTCP shows more bufferbloat than ANCE (longer mean queue)",
-            lambda d, b: (b.loc["E-DCTCP", "queue_mean_pkts"] > b.loc["ANCE", "queue_mean_pkts"],
-                          "mean queue (packets) " + _fmt(b, "queue_mean_pkts", TCP_TECHNIQUES))),
-    Finding("32", "TCP-Jersey has the poorest total TCP throughput of TCP-Jersey, E-DCTCP and ANCE",
-            lambda d, b: (_lowest(b, "total_pkts_s", "TCP-Jersey", ["E-DCTCP", "ANCE"]),
-                          "total T (packets/s) " + _fmt(b, "total_pkts_s", TCP_TECHNIQUES, 4))),
-    Finding("33", "TCP-Jersey gives the best (lowest) ITAE of TCP-Jersey, E-DCTCP and ANCE",
-            lambda d, b: (_lowest(b, "itae_sum", "TCP-Jersey", ["E-DCTCP", "ANCE"]),
-                          "ITAE sum " + _fmt(b, "itae_sum", TCP_TECHNIQUES, 4))),
-    Finding("29, 34, 35", "TCP-Jersey leaves the bottleneck idle (bufferempty) more than E-DCTCP and ANCE",
-            lambda d, b: (_lowest(b, "utilization", "TCP-Jersey", ["E-DCTCP", "ANCE"]),
-                          "utilization " + _fmt(b, "utilization", TCP_TECHNIQUES, 4))),
+    Finding(
+        "2, 5",
+        "Daisy chain: TCP-Reno over RED, CoDel and PIE leaves the bottleneck idle for periods "
+        "(bufferempty) more than ENCN and ANCE do",
+        lambda d, b: (
+            all(
+                d.loc[x, "link_idle_share"] > max(d.loc["ANCE", "link_idle_share"], d.loc["ENCN", "link_idle_share"])
+                for x in ("RED", "CoDel", "PIE")
+            ),
+            "link idle share " + _fmt(d, "link_idle_share", DAISY_TECHNIQUES),
+        ),
+    ),
+    Finding(
+        "3, 4",
+        "Daisy chain: with ANCE the router stays busy and the queue oscillates around Q_min = 3 kbytes "
+        "(after the start-up it reaches Q_min but never 2 Q_min; the link idles less than 5 % of the time)",
+        lambda d, b: (
+            Q_MIN_BYTES <= d.loc["ANCE", "steady_queue_max_pkts"] * 1000 <= 2 * Q_MIN_BYTES
+            and d.loc["ANCE", "link_idle_share"] < 0.05,
+            f"ANCE after {STEADY_FROM_S:g} s: queue mean {d.loc['ANCE', 'steady_queue_mean_pkts']:.2f}, "
+            f"max {d.loc['ANCE', 'steady_queue_max_pkts']:.0f} packets (1 kbyte each); "
+            f"link idle {d.loc['ANCE', 'link_idle_share']:.3f}",
+        ),
+    ),
+    Finding(
+        "5",
+        "Daisy chain: ANCE and ENCN have a better throughput than RED, CoDel and PIE",
+        lambda d, b: (
+            all(
+                d.loc[x, "throughput_pkts_s"] > d.loc[o, "throughput_pkts_s"]
+                for x in ("ANCE", "ENCN")
+                for o in ("RED", "CoDel", "PIE")
+            ),
+            "T (packets/s) " + _fmt(d, "throughput_pkts_s", DAISY_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "5",
+        "Daisy chain: the throughput curves of ENCN and ANCE are very similar (within 2 %)",
+        lambda d, b: (
+            abs(d.loc["ANCE", "throughput_pkts_s"] / d.loc["ENCN", "throughput_pkts_s"] - 1) < 0.02,
+            "T (packets/s) " + _fmt(d, "throughput_pkts_s", ["ENCN", "ANCE"], 4),
+        ),
+    ),
+    Finding(
+        "10-16",
+        "Dumbbell: ANCE's total throughput is close to ENCN's and CoDel's (within 5 %) and above RED's and PIE's",
+        lambda d, b: (
+            all(abs(b.loc["ANCE", "total_pkts_s"] / b.loc[x, "total_pkts_s"] - 1) < 0.05 for x in ("ENCN", "CoDel"))
+            and _highest(b, "total_pkts_s", "ANCE", ["RED", "PIE"]),
+            "total T (packets/s) " + _fmt(b, "total_pkts_s", AQM_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "17",
+        "Dumbbell: ANCE has a better Jain index than DT, RED, CoDel and PIE",
+        lambda d, b: (
+            _highest(b, "jain", "ANCE", ["DT", "RED", "CoDel", "PIE"]),
+            "Jain " + _fmt(b, "jain", AQM_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "24-29",
+        "Dumbbell: ANCE avoids bufferbloat: a shorter mean bottleneck queue than DT, RED, CoDel and PIE",
+        lambda d, b: (
+            _lowest(b, "queue_mean_pkts", "ANCE", ["DT", "RED", "CoDel", "PIE"]),
+            "mean queue (packets) " + _fmt(b, "queue_mean_pkts", AQM_TECHNIQUES),
+        ),
+    ),
+    Finding(
+        "30",
+        "Dumbbell: ANCE gives the NCS loop a lower ITAE than DT, RED, CoDel and PIE",
+        lambda d, b: (
+            _lowest(b, "itae_sum", "ANCE", ["DT", "RED", "CoDel", "PIE"]),
+            "ITAE sum " + _fmt(b, "itae_sum", AQM_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "30",
+        "Dumbbell: ANCE's ITAE is very close to ENCN's (within 10 %)",
+        lambda d, b: (
+            abs(b.loc["ANCE", "itae_sum"] / b.loc["ENCN", "itae_sum"] - 1) < 0.10,
+            "ITAE sum " + _fmt(b, "itae_sum", ["ENCN", "ANCE"], 4),
+        ),
+    ),
+    Finding(
+        "32",
+        "E-DCTCP outperforms ANCE in total TCP throughput",
+        lambda d, b: (
+            b.loc["E-DCTCP", "total_pkts_s"] > b.loc["ANCE", "total_pkts_s"],
+            "total T (packets/s) " + _fmt(b, "total_pkts_s", TCP_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "33",
+        "ANCE gives a better ITAE than E-DCTCP",
+        lambda d, b: (
+            b.loc["ANCE", "itae_sum"] < b.loc["E-DCTCP", "itae_sum"],
+            "ITAE sum " + _fmt(b, "itae_sum", TCP_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "29, 34",
+        "E-DCTCP shows more bufferbloat than ANCE (longer mean queue)",
+        lambda d, b: (
+            b.loc["E-DCTCP", "queue_mean_pkts"] > b.loc["ANCE", "queue_mean_pkts"],
+            "mean queue (packets) " + _fmt(b, "queue_mean_pkts", TCP_TECHNIQUES),
+        ),
+    ),
+    Finding(
+        "32",
+        "TCP-Jersey has the poorest total TCP throughput of TCP-Jersey, E-DCTCP and ANCE",
+        lambda d, b: (
+            _lowest(b, "total_pkts_s", "TCP-Jersey", ["E-DCTCP", "ANCE"]),
+            "total T (packets/s) " + _fmt(b, "total_pkts_s", TCP_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "33",
+        "TCP-Jersey gives the best (lowest) ITAE of TCP-Jersey, E-DCTCP and ANCE",
+        lambda d, b: (
+            _lowest(b, "itae_sum", "TCP-Jersey", ["E-DCTCP", "ANCE"]),
+            "ITAE sum " + _fmt(b, "itae_sum", TCP_TECHNIQUES, 4),
+        ),
+    ),
+    Finding(
+        "29, 34, 35",
+        "TCP-Jersey leaves the bottleneck idle (bufferempty) more than E-DCTCP and ANCE",
+        lambda d, b: (
+            _lowest(b, "utilization", "TCP-Jersey", ["E-DCTCP", "ANCE"]),
+            "utilization " + _fmt(b, "utilization", TCP_TECHNIQUES, 4),
+        ),
+    ),
 ]
 
 
@@ -357,8 +479,15 @@ def findings_table(daisy: pd.DataFrame, dumbbell_mean: pd.DataFrame) -> pd.DataF
     rows = []
     for k, f in enumerate(FINDINGS, start=1):
         holds, measured = f.check(daisy, dumbbell_mean)
-        rows.append({"finding": k, "figures": f.figures, "paper": f.statement, "ccsim": measured,
-                     "holds": "yes" if holds else "no"})
+        rows.append(
+            {
+                "finding": k,
+                "figures": f.figures,
+                "paper": f.statement,
+                "ccsim": measured,
+                "holds": "yes" if holds else "no",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -374,19 +503,26 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     seeds = _seeds(quick)
     daisy = {n: results[f"daisy-{_slug(n)}"] for n in DAISY_TECHNIQUES}
     dumb = {n: results[f"dumbbell-{_slug(n)}-s1"] for n in DUMBBELL_TECHNIQUES}
-    sweep = {n: pd.DataFrame([dumbbell_metrics(results[f"dumbbell-{_slug(n)}-s{s}"]) for s in seeds])
-             for n in DUMBBELL_TECHNIQUES}
+    sweep = {
+        n: pd.DataFrame([dumbbell_metrics(results[f"dumbbell-{_slug(n)}-s{s}"]) for s in seeds])
+        for n in DUMBBELL_TECHNIQUES
+    }
     daisy_table = pd.DataFrame([{"technique": n, **daisy_metrics(r)} for n, r in daisy.items()])
     means = pd.DataFrame({n: s.mean() for n, s in sweep.items()}).T
-    qnote = (" Quick form: the full 30 s runs, but " f"{len(seeds)} seeds instead of {SEEDS_FULL} for the dumbbell."
-             if quick else "")
+    qnote = (
+        f" Quick form: the full 30 s runs, but {len(seeds)} seeds instead of {SEEDS_FULL} for the dumbbell."
+        if quick
+        else ""
+    )
 
     # Sec. 3: daisy chain.
     out.section("Sec. 3 daisy chain: throughput and queue per technique (Figures 2-5)")
-    out.note("One TCP-Reno flow over the 1.5 Mbit/s, 17-packet daisy chain for 30 s (seed 1). `throughput_pkts_s` "
-             "is the paper's T = NP/Time at the end of the run; `link_idle_share` (1 - utilization of the "
-             "bottleneck) measures the bufferempty phenomenon; `queue_empty_share` is the share of 5 ms samples "
-             "with nothing waiting (a packet may be in transmission)." + qnote)
+    out.note(
+        "One TCP-Reno flow over the 1.5 Mbit/s, 17-packet daisy chain for 30 s (seed 1). `throughput_pkts_s` "
+        "is the paper's T = NP/Time at the end of the run; `link_idle_share` (1 - utilization of the "
+        "bottleneck) measures the bufferempty phenomenon; `queue_empty_share` is the share of 5 ms samples "
+        "with nothing waiting (a packet may be in transmission)." + qnote
+    )
     out.table("table_daisy_chain", daisy_table, "Daisy chain (sec. 3), one run per technique.")
 
     fig, axes = plt.subplots(4, 1, figsize=(9, 8), sharex=True, sharey=True)
@@ -440,13 +576,15 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         row["seeds_itae_sum_over_8727"] = int((s["itae_sum"] > ITAE_THRESHOLD).sum())
         rows.append(row)
     out.section("Sec. 4 dumbbell: TCP throughput, fairness, queue and ITAE per technique (Figures 10-30, 32-35)")
-    out.note("Three TCP-Reno bulk flows A, B, C and the DC-motor loop (h = 14 ms) for 30 s. The plain columns "
-             "are seed 1 (the run the figures show); `*_mean/min/max` are over "
-             f"{len(seeds)} seeds (flow start times drawn from 0..100 ms, the AQMs' random draws). `itae_sum` is "
-             "the per-sample sum of t_k |e_k| (the scale of the paper's 8727 threshold), `itae_integral` the "
-             "integral of t |e(t)| dt; the loop without a network scores 4756 (sum). "
-             "`seeds_itae_sum_over_8727` counts seeds whose run exceeded 8727: a seed sweep, not Table 4's "
-             "statistical model checking." + qnote)
+    out.note(
+        "Three TCP-Reno bulk flows A, B, C and the DC-motor loop (h = 14 ms) for 30 s. The plain columns "
+        "are seed 1 (the run the figures show); `*_mean/min/max` are over "
+        f"{len(seeds)} seeds (flow start times drawn from 0..100 ms, the AQMs' random draws). `itae_sum` is "
+        "the per-sample sum of t_k |e_k| (the scale of the paper's 8727 threshold), `itae_integral` the "
+        "integral of t |e(t)| dt; the loop without a network scores 4756 (sum). "
+        "`seeds_itae_sum_over_8727` counts seeds whose run exceeded 8727: a seed sweep, not Table 4's "
+        "statistical model checking." + qnote
+    )
     out.table("table_dumbbell", pd.DataFrame(rows), "Dumbbell (sec. 4), per technique.")
 
     fig, axes = plt.subplots(3, 2, figsize=(11, 8), sharex=True, sharey=True)
@@ -468,8 +606,14 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         fig, ax = plt.subplots(figsize=(9, 3.5))
         for name in names:
             parts = [throughput(dumb[name], i) for i in range(3)]
-            ax.plot(parts[0][0], sum(p[1] for p in parts), lw=1.0, color=COLORS[name], label=name,
-                    ls="--" if name == "ENCN" else "-")  # ENCN and ANCE can coincide
+            ax.plot(
+                parts[0][0],
+                sum(p[1] for p in parts),
+                lw=1.0,
+                color=COLORS[name],
+                label=name,
+                ls="--" if name == "ENCN" else "-",
+            )  # ENCN and ANCE can coincide
         ax.set_xlabel("time (s)")
         ax.set_ylabel("total T (packets/s)")
         ax.set_ylim(0, 200)
@@ -482,14 +626,21 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.5), gridspec_kw={"width_ratios": [2, 1]})
     for name in AQM_TECHNIQUES:
         parts = [throughput(dumb[name], i) for i in range(3)]
-        axes[0].plot(parts[0][0], jain(np.stack([p[1] for p in parts], axis=-1)), lw=1.0, color=COLORS[name], label=name)
+        axes[0].plot(
+            parts[0][0], jain(np.stack([p[1] for p in parts], axis=-1)), lw=1.0, color=COLORS[name], label=name
+        )
     axes[0].set_xlabel("time (s)")
     axes[0].set_ylabel("Jain index of T")
     axes[0].set_ylim(0.3, 1.02)
     axes[0].legend(fontsize=7, ncol=3)
     m = [sweep[n]["jain"] for n in AQM_TECHNIQUES]
-    axes[1].bar(AQM_TECHNIQUES, [x.mean() for x in m], color=[COLORS[n] for n in AQM_TECHNIQUES],
-                yerr=[[x.mean() - x.min() for x in m], [x.max() - x.mean() for x in m]], capsize=3)
+    axes[1].bar(
+        AQM_TECHNIQUES,
+        [x.mean() for x in m],
+        color=[COLORS[n] for n in AQM_TECHNIQUES],
+        yerr=[[x.mean() - x.min() for x in m], [x.max() - x.mean() for x in m]],
+        capsize=3,
+    )
     axes[1].set_ylim(0.5, 1.0)
     axes[1].set_title(f"end of run, mean and range over {len(seeds)} seeds", fontsize=8)
     axes[1].tick_params(axis="x", labelsize=7, rotation=30)
@@ -507,11 +658,14 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     axes[0].legend(fontsize=7, loc="upper right")
     axes[-1].set_xlabel("time (s)")
     out.section("Figures 18-23: motor position for DT, RED, CoDel, PIE, ENCN and ANCE")
-    out.figure("figures_18_23", fig, "Motor position (output at each sampling instant) and the square-wave reference R.")
+    out.figure(
+        "figures_18_23", fig, "Motor position (output at each sampling instant) and the square-wave reference R."
+    )
 
     def queue_panels(names: list[str], fname: str, title: str) -> None:
-        fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.9 * len(names) + 0.6), sharex=True, sharey=True,
-                                 squeeze=False)
+        fig, axes = plt.subplots(
+            len(names), 1, figsize=(9, 1.9 * len(names) + 0.6), sharex=True, sharey=True, squeeze=False
+        )
         for ax, name in zip(axes[:, 0], names):
             tr = dumb[name].traces
             ax.plot(tr["time_s"], tr["queue.A->B.len_pkts"], lw=0.5, color=COLORS[name])
@@ -544,26 +698,38 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     elements = "; ".join(e for e in first.random_elements)
     t4 = table_4_frame(smc)
     out.section("Table 4: probability that the ITAE exceeds 8727 rad.s within 30 s (statistical model checking)")
-    out.note(f"`ccsim.smc` on the sec. 4 dumbbell per technique, query `{SMC_QUERY}`: "
-             + (f"**quick form: {SMC_RUNS_QUICK} runs per technique**, so the Chernoff-Hoeffding half-width is "
-                f"epsilon = {first.epsilon:.3f}, not the paper's 0.05 (the full form runs "
-                f"{smc_full_runs()} per technique)" if quick else
-                f"{first.runs} runs per technique, the Chernoff-Hoeffding count for epsilon = {SMC_EPSILON:g}, "
-                f"alpha = {SMC_ALPHA:g} (as UPPAAL SMC)")
-             + f". Intervals at {100 * (1 - SMC_ALPHA):g} % confidence: Clopper-Pearson (exact) and "
-             "estimate ± epsilon (Chernoff-Hoeffding, the form of the paper's 0.1-wide intervals); `paper_*` "
-             "is the published interval (the paper prints one row for ENCN and ANCE together). "
-             f"Runs differ only through the scenario's random elements ({elements}; RED and PIE add their "
-             "queues' random draws): the same model as Figures 10-30, nothing added for the check. "
-             "`paper_in_interval` says whether our Clopper-Pearson interval meets the published one.")
+    out.note(
+        f"`ccsim.smc` on the sec. 4 dumbbell per technique, query `{SMC_QUERY}`: "
+        + (
+            f"**quick form: {SMC_RUNS_QUICK} runs per technique**, so the Chernoff-Hoeffding half-width is "
+            f"epsilon = {first.epsilon:.3f}, not the paper's 0.05 (the full form runs "
+            f"{smc_full_runs()} per technique)"
+            if quick
+            else f"{first.runs} runs per technique, the Chernoff-Hoeffding count for epsilon = {SMC_EPSILON:g}, "
+            f"alpha = {SMC_ALPHA:g} (as UPPAAL SMC)"
+        )
+        + f". Intervals at {100 * (1 - SMC_ALPHA):g} % confidence: Clopper-Pearson (exact) and "
+        "estimate ± epsilon (Chernoff-Hoeffding, the form of the paper's 0.1-wide intervals); `paper_*` "
+        "is the published interval (the paper prints one row for ENCN and ANCE together). "
+        f"Runs differ only through the scenario's random elements ({elements}; RED and PIE add their "
+        "queues' random draws): the same model as Figures 10-30, nothing added for the check. "
+        "`paper_in_interval` says whether our Clopper-Pearson interval meets the published one."
+    )
     out.table("table_4", t4, "Pr[<=30](<> ITAE > 8727) per technique, ours beside the published interval.")
 
     fig, ax = plt.subplots(figsize=(9, 4))
     for name, r in smc.items():
         fp = r.first_passage
         ls = "--" if name == "ENCN" else "-"
-        ax.step(fp["time_s"], fp["probability"], where="post", color=COLORS[name], ls=ls, lw=1.3,
-                label=f"{name} ({r.successes}/{r.runs})")
+        ax.step(
+            fp["time_s"],
+            fp["probability"],
+            where="post",
+            color=COLORS[name],
+            ls=ls,
+            lw=1.3,
+            label=f"{name} ({r.successes}/{r.runs})",
+        )
         ax.fill_between(fp["time_s"], fp["lower"], fp["upper"], step="post", color=COLORS[name], alpha=0.08)
     ax.set_xlim(0, 30)
     ax.set_ylim(0, 1.02)
@@ -572,10 +738,14 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, ncol=2, loc="center left")
     out.section("Figure 31: cumulative probability distribution of the ITAE exceeding 8727 rad.s")
-    out.figure("figure_31", fig, "Probability that the ITAE sum has exceeded 8727 rad.s by time t, per technique "
-               f"({first.runs} runs each; shaded: Clopper-Pearson {100 * (1 - SMC_ALPHA):g} % band). The paper "
-               "draws RED, CoDel and PIE only, ENCN and ANCE having no crossing; every technique is drawn here, "
-               "a flat line at 0 being one that never crossed.")
+    out.figure(
+        "figure_31",
+        fig,
+        "Probability that the ITAE sum has exceeded 8727 rad.s by time t, per technique "
+        f"({first.runs} runs each; shaded: Clopper-Pearson {100 * (1 - SMC_ALPHA):g} % band). The paper "
+        "draws RED, CoDel and PIE only, ENCN and ANCE having no crossing; every technique is drawn here, "
+        "a flat line at 0 being one that never crossed.",
+    )
     with open(out.out / "table_4_outcomes.csv", "w", encoding="utf-8") as f:
         pd.concat([r.outcomes.assign(technique=name) for name, r in smc.items()]).to_csv(f, index=False)
 
@@ -585,11 +755,12 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     queue_panels(["E-DCTCP", "TCP-Jersey"], "figures_34_35", "Figures 34-35: queue length for E-DCTCP and TCP-Jersey")
 
     out.section("Findings of the paper, checked")
-    out.note("Each statement the paper makes about its figures, evaluated on the daisy-chain runs and on the "
-             f"dumbbell means over {len(seeds)} seeds. See docs/reproductions.md for the discussion of every "
-             "difference.")
-    out.table("findings", findings_table(daisy_table.set_index("technique"), means),
-              "The paper's findings and ours.")
+    out.note(
+        "Each statement the paper makes about its figures, evaluated on the daisy-chain runs and on the "
+        f"dumbbell means over {len(seeds)} seeds. See docs/reproductions.md for the discussion of every "
+        "difference."
+    )
+    out.table("findings", findings_table(daisy_table.set_index("technique"), means), "The paper's findings and ours.")
 
 
 PAPER = Paper(

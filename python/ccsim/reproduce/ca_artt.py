@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..units import parse_bytes as parse_size_bytes, parse_time
+from ..units import parse_bytes as parse_size_bytes
+from ..units import parse_time
 from . import Artifacts, Paper, Run, load_scenario
-
 
 # Packet sizes of eq. 34 (bytes): ACK and data.
 S_A, S_D = 40, 1000
@@ -76,8 +76,14 @@ PUBLISHED_T4 = {(k, cf): row for k, rows in _T4.items() for cf, row in zip(CFS, 
 PUBLISHED_T5 = {0.0: (123.8, 148.04, 0, 0), LOSSY: (40.07, 25.71, 108, 62)}
 # Table 1: order -> (AIC, FPE).
 PUBLISHED_T1 = {
-    (0, 1): (8.8367, 6.8828), (0, 2): (8.7475, 6.2950), (1, 0): (9.0381, 8.417), (1, 1): (8.7425, 6.2636),
-    (1, 2): (8.7531, 6.3306), (2, 0): (9.05122, 8.5290), (2, 1): (8.73964, 6.2457), (2, 2): (8.7455, 6.2829),
+    (0, 1): (8.8367, 6.8828),
+    (0, 2): (8.7475, 6.2950),
+    (1, 0): (9.0381, 8.417),
+    (1, 1): (8.7425, 6.2636),
+    (1, 2): (8.7531, 6.3306),
+    (2, 0): (9.05122, 8.5290),
+    (2, 1): (8.73964, 6.2457),
+    (2, 2): (8.7455, 6.2829),
 }
 
 
@@ -110,8 +116,16 @@ class Case:
     def key(self) -> str:
         net = "sym" if self.k is None else f"k{self.k:g}"
         parts = [self.variant, f"cf{self.cf:g}", net, f"per{self.per:g}", f"rtt{self.rtt_ms}"]
-        parts += [flag for flag, on in (("nobw", not self.backward), ("rwinf", not self.rwnd_limited),
-                                        ("lossboth", self.loss_both), ("start0", self.start0)) if on]
+        parts += [
+            flag
+            for flag, on in (
+                ("nobw", not self.backward),
+                ("rwinf", not self.rwnd_limited),
+                ("lossboth", self.loss_both),
+                ("start0", self.start0),
+            )
+            if on
+        ]
         parts += [self.trace] if self.trace else []
         return "_".join(parts + [f"s{self.seed}"])
 
@@ -169,14 +183,20 @@ def _grid(quick: bool) -> dict[str, list[Case]]:
         "fig9": each(Case("", FIG_CF, k, per=LOSSY, rtt_ms=t) for k in ks_fig for t in rtts),
         "table5": each(Case("", 2, None, per=p) for p in (0.0, LOSSY)),
         "nobw": each(Case("", FIG_CF, k, backward=False) for k in KS),
-        "sens": each([Case("", cf, k) for cf, k in sens_nets]
-                     + [Case("", cf, k, start0=True) for cf, k in sens_nets]
-                     + [Case("", cf, k, rwnd_limited=False) for cf, k in sens_nets]
-                     + [Case("", cf, k, per=LOSSY) for cf, k in sens_nets]
-                     + [Case("", cf, k, per=LOSSY, loss_both=True) for cf, k in sens_nets]),
+        "sens": each(
+            [Case("", cf, k) for cf, k in sens_nets]
+            + [Case("", cf, k, start0=True) for cf, k in sens_nets]
+            + [Case("", cf, k, rwnd_limited=False) for cf, k in sens_nets]
+            + [Case("", cf, k, per=LOSSY) for cf, k in sens_nets]
+            + [Case("", cf, k, per=LOSSY, loss_both=True) for cf, k in sens_nets]
+        ),
         "fig5": [Case(v, FIG_CF, 2, per=LOSSY, trace="cwnd") for v in VARIANTS],
-        "table1": [Case(v, FIG_CF, TABLE1_K, trace="rtt", seed=s, rwnd_limited=rl)
-                   for rl in (True, False) for v in ("vegas", "ca-artt") for s in seeds],
+        "table1": [
+            Case(v, FIG_CF, TABLE1_K, trace="rtt", seed=s, rwnd_limited=rl)
+            for rl in (True, False)
+            for v in ("vegas", "ca-artt")
+            for s in seeds
+        ],
     }
 
 
@@ -204,12 +224,23 @@ def _measure(results: Mapping[str, Any], cases: Iterable[Case]) -> pd.DataFrame:
     for case in cases:
         f = _forward(results[case.key])
         at = (case.cf, case.k, case.per, case.rtt_ms, case.backward, case.rwnd_limited, case.loss_both, case.start0)
-        rows.setdefault(at, {"Cf_Mbps": case.cf, "K": case.cf * 1000.0 / case.cr_kbps * S_A / S_D,
-                             "Cr_kbps": case.cr_kbps, "per": case.per, "rtt_ms": case.rtt_ms,
-                             "backward": case.backward, "rwnd_limited": case.rwnd_limited,
-                             "loss_both": case.loss_both, "start0": case.start0})
+        rows.setdefault(
+            at,
+            {
+                "Cf_Mbps": case.cf,
+                "K": case.cf * 1000.0 / case.cr_kbps * S_A / S_D,
+                "Cr_kbps": case.cr_kbps,
+                "per": case.per,
+                "rtt_ms": case.rtt_ms,
+                "backward": case.backward,
+                "rwnd_limited": case.rwnd_limited,
+                "loss_both": case.loss_both,
+                "start0": case.start0,
+            },
+        )
         samples.setdefault(at, {}).setdefault(case.variant, []).append(
-            (float(f["goodput_bps"]) / 1e3, float(f["retransmissions"])))
+            (float(f["goodput_bps"]) / 1e3, float(f["retransmissions"]))
+        )
     out = []
     for at, row in rows.items():
         for variant in VARIANTS:
@@ -234,17 +265,26 @@ def _table_3_4(frame: pd.DataFrame, published: Mapping[tuple[int, int], tuple[fl
     rows = []
     for _, r in frame.sort_values(["K", "Cf_Mbps"]).iterrows():
         pv, pc, pvr, pcr = published[(int(r.K), int(r.Cf_Mbps))]
-        rows.append({
-            "K": int(r.K), "Cf_Mbps": int(r.Cf_Mbps), "Cr_kbps": r.Cr_kbps,
-            "vegas_kbps": r.vegas_kbps, "paper_vegas_kbps": pv,
-            "caartt_kbps": r.caartt_kbps, "paper_caartt_kbps": pc,
-            "caartt_vegasform_kbps": r.caartt_vegasform_kbps,
-            "vegas_retx": r.vegas_retx, "paper_vegas_retx": pvr,
-            "caartt_retx": r.caartt_retx, "paper_caartt_retx": pcr,
-            "caartt_vegasform_retx": r.caartt_vegasform_retx,
-            "gain_pct": (r.caartt_kbps / r.vegas_kbps - 1) * 100, "paper_gain_pct": (pc / pv - 1) * 100,
-            "gain_vegasform_pct": (r.caartt_vegasform_kbps / r.vegas_kbps - 1) * 100,
-        })
+        rows.append(
+            {
+                "K": int(r.K),
+                "Cf_Mbps": int(r.Cf_Mbps),
+                "Cr_kbps": r.Cr_kbps,
+                "vegas_kbps": r.vegas_kbps,
+                "paper_vegas_kbps": pv,
+                "caartt_kbps": r.caartt_kbps,
+                "paper_caartt_kbps": pc,
+                "caartt_vegasform_kbps": r.caartt_vegasform_kbps,
+                "vegas_retx": r.vegas_retx,
+                "paper_vegas_retx": pvr,
+                "caartt_retx": r.caartt_retx,
+                "paper_caartt_retx": pcr,
+                "caartt_vegasform_retx": r.caartt_vegasform_retx,
+                "gain_pct": (r.caartt_kbps / r.vegas_kbps - 1) * 100,
+                "paper_gain_pct": (pc / pv - 1) * 100,
+                "gain_vegasform_pct": (r.caartt_vegasform_kbps / r.vegas_kbps - 1) * 100,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -255,13 +295,15 @@ def _findings_3_4(t: pd.DataFrame) -> str:
     pwins = int((t.paper_caartt_kbps > t.paper_vegas_kbps).sum())
     fewer = int((t.caartt_retx <= t.vegas_retx).sum())
     pfewer = int((t.paper_caartt_retx <= t.paper_vegas_retx).sum())
-    return (f"CA-ARTT (eq. 33) beats Vegas in {wins} of {n} cells (paper: {pwins} of {n}), by "
-            f"{_range(t.gain_pct)} (paper: {_range(t.paper_gain_pct)}); the Vegas form of the "
-            f"estimator beats Vegas in {wins_vf} of {n} cells ({_range(t.gain_vegasform_pct)}). CA-ARTT "
-            f"retransmits no more than Vegas in {fewer} of {n} cells (paper: {pfewer} of {n}); "
-            f"retransmissions in total: Vegas {t.vegas_retx.sum():.0f}, CA-ARTT {t.caartt_retx.sum():.0f}, "
-            f"Vegas form {t.caartt_vegasform_retx.sum():.0f} (paper: {t.paper_vegas_retx.sum():.0f} and "
-            f"{t.paper_caartt_retx.sum():.0f}).")
+    return (
+        f"CA-ARTT (eq. 33) beats Vegas in {wins} of {n} cells (paper: {pwins} of {n}), by "
+        f"{_range(t.gain_pct)} (paper: {_range(t.paper_gain_pct)}); the Vegas form of the "
+        f"estimator beats Vegas in {wins_vf} of {n} cells ({_range(t.gain_vegasform_pct)}). CA-ARTT "
+        f"retransmits no more than Vegas in {fewer} of {n} cells (paper: {pfewer} of {n}); "
+        f"retransmissions in total: Vegas {t.vegas_retx.sum():.0f}, CA-ARTT {t.caartt_retx.sum():.0f}, "
+        f"Vegas form {t.caartt_vegasform_retx.sum():.0f} (paper: {t.paper_vegas_retx.sum():.0f} and "
+        f"{t.paper_caartt_retx.sum():.0f})."
+    )
 
 
 def _diagonal(t: pd.DataFrame) -> str:
@@ -271,9 +313,15 @@ def _diagonal(t: pd.DataFrame) -> str:
         if len(part) > 1:
             v = part.vegas_kbps
             spread.append(v.max() / max(v.min(), 1e-9))
-    return (f"Cells with the same Cr (the table's diagonals) differ in Vegas throughput by a factor of "
+    return (
+        (
+            f"Cells with the same Cr (the table's diagonals) differ in Vegas throughput by a factor of "
             f"{np.median(spread):.2f} (median; the paper's are nearly equal): the forward throughput is set by "
-            f"the upstream rate, not by Cf.") if spread else ""
+            f"the upstream rate, not by Cf."
+        )
+        if spread
+        else ""
+    )
 
 
 LINE_LABEL = {"Cf_Mbps": lambda v: f"Cf = {v:g} Mbit/s", "K": lambda v: f"K = {v:g}"}
@@ -288,9 +336,18 @@ def _panels(n: int, title: str, ylabel: str) -> tuple[Any, Any]:
     return fig, axes
 
 
-def _figure_lines(out: Artifacts, name: str, frame: pd.DataFrame, x: str, xlabel: str, line: str,
-                  title: str, caption: str, logx: bool = False,
-                  published: pd.DataFrame | None = None) -> None:
+def _figure_lines(
+    out: Artifacts,
+    name: str,
+    frame: pd.DataFrame,
+    x: str,
+    xlabel: str,
+    line: str,
+    title: str,
+    caption: str,
+    logx: bool = False,
+    published: pd.DataFrame | None = None,
+) -> None:
     """One panel per variant (a: Vegas, b: CA-ARTT, c: the Vegas form), one line per ``line``."""
     fig, axes = _panels(len(VARIANTS), title, "throughput (kbit/s)")
     for ax, variant, letter in zip(axes, VARIANTS, "abc"):
@@ -298,8 +355,15 @@ def _figure_lines(out: Artifacts, name: str, frame: pd.DataFrame, x: str, xlabel
             lines = ax.plot(part[x], part[f"{COLUMN[variant]}_kbps"], "o-", ms=3, label=LINE_LABEL[line](value))
             if published is not None and variant in ("vegas", "ca-artt"):
                 pub = published[published[line] == value].sort_values(x)
-                ax.plot(pub[x], pub[f"paper_{COLUMN[variant]}_kbps"], "x--", ms=4, lw=0.8,
-                        color=lines[0].get_color(), alpha=0.7)
+                ax.plot(
+                    pub[x],
+                    pub[f"paper_{COLUMN[variant]}_kbps"],
+                    "x--",
+                    ms=4,
+                    lw=0.8,
+                    color=lines[0].get_color(),
+                    alpha=0.7,
+                )
         ax.set_title(f"({letter}) {LABEL[variant]}", fontsize=9)
         ax.set_xlabel(xlabel)
         ax.set_yscale("log")
@@ -322,9 +386,12 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     out.section("Table 1: ARIMA order selection on an RTT trace")
     t1, orders, forecasts = _table_1(results, grid["table1"])
     best = t1[t1.best_aic]
-    wins = orders.groupby("trace").best_aic.agg(lambda v: ", ".join(f"{m[5:]} x{n}" for m, n in v.value_counts().items()))
+    wins = orders.groupby("trace").best_aic.agg(
+        lambda v: ", ".join(f"{m[5:]} x{n}" for m, n in v.value_counts().items())
+    )
     flat = orders.groupby("trace").degenerate.agg(
-        lambda v: f" ({v.sum()} of {len(v)} traces degenerate)" if v.any() else "")
+        lambda v: f" ({v.sum()} of {len(v)} traces degenerate)" if v.any() else ""
+    )
     seed1 = orders[orders.seed == SEEDS_QUICK[0]].set_index("trace")
     out.note(
         "Paper: on CAIDA RTTs, ARIMA(2,1,1) has the smallest AIC and FPE of the eight ARIMA(p,1,q), "
@@ -340,30 +407,48 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         "half its first differences zero is degenerate (`ccsim.arima.degeneracy`): piecewise constant, not "
         "an ARIMA process, so the order chosen on it is an artefact of where its few steps fall, not a "
         "finding. Seed 1's choice by AIC: "
-        + "; ".join(f"{r.trace}: {r.model}"
-                    + (f" (degenerate: {seed1.loc[r.trace, 'zero_diff']})" if seed1.loc[r.trace, "degenerate"] else "")
-                    for _, r in best.iterrows())
-        + "; over the seeds: " + "; ".join(f"{t}: {w}{flat[t]}" for t, w in wins.items()) + "."
+        + "; ".join(
+            f"{r.trace}: {r.model}"
+            + (f" (degenerate: {seed1.loc[r.trace, 'zero_diff']})" if seed1.loc[r.trace, "degenerate"] else "")
+            for _, r in best.iterrows()
+        )
+        + "; over the seeds: "
+        + "; ".join(f"{t}: {w}{flat[t]}" for t, w in wins.items())
+        + "."
     )
     degenerate = list(seed1.index[seed1.degenerate])
-    out.table("table_1", t1.drop(columns=["best_aic"]),
-              "Seed 1. AIC = log sigma^2 + 2 (p+q)/n (eq. 14), FPE = sigma^2 (1 + (p+q)/n) / (1 - (p+q)/n) "
-              "(eq. 15), sigma^2 in ms^2, FPE in 10^3 ms^2; every order fitted on the same innovations; "
-              "the smallest AIC is the chosen order"
-              + (f", except on a degenerate trace (more than half the first differences zero), where no order "
-                 f"is a trustworthy choice: {'; '.join(degenerate)}." if degenerate else "."))
-    out.table("table_1_orders", orders.drop(columns=["zero_diff"]),
-              "Chosen order per trace and seed; degenerate: more than half the trace's first differences are "
-              "zero (`ccsim.arima.degeneracy`), so its chosen order is not to be trusted; rank_of_211: "
-              "ARIMA(2,1,1)'s place by AIC among the paper's eight orders (1 = the paper's finding).")
-    out.table("table_1_forecast", forecasts,
-              "One-step forecast error along seed 1's traces: the last sample (random walk) and the "
-              "paper's ARIMA(2,1,1) coefficients (ca-artt's forecaster, eq. 24 in Box-Jenkins form).")
+    out.table(
+        "table_1",
+        t1.drop(columns=["best_aic"]),
+        "Seed 1. AIC = log sigma^2 + 2 (p+q)/n (eq. 14), FPE = sigma^2 (1 + (p+q)/n) / (1 - (p+q)/n) "
+        "(eq. 15), sigma^2 in ms^2, FPE in 10^3 ms^2; every order fitted on the same innovations; "
+        "the smallest AIC is the chosen order"
+        + (
+            f", except on a degenerate trace (more than half the first differences zero), where no order "
+            f"is a trustworthy choice: {'; '.join(degenerate)}."
+            if degenerate
+            else "."
+        ),
+    )
+    out.table(
+        "table_1_orders",
+        orders.drop(columns=["zero_diff"]),
+        "Chosen order per trace and seed; degenerate: more than half the trace's first differences are "
+        "zero (`ccsim.arima.degeneracy`), so its chosen order is not to be trusted; rank_of_211: "
+        "ARIMA(2,1,1)'s place by AIC among the paper's eight orders (1 = the paper's finding).",
+    )
+    out.table(
+        "table_1_forecast",
+        forecasts,
+        "One-step forecast error along seed 1's traces: the last sample (random walk) and the "
+        "paper's ARIMA(2,1,1) coefficients (ca-artt's forecaster, eq. 24 in Box-Jenkins form).",
+    )
 
     # --- Figure 5 ---
     out.section("Figure 5: congestion window, 1 % packet errors, K = 2")
-    fig, axes = _panels(len(VARIANTS), f"cwnd of the forward flow, Cf = {FIG_CF} Mbit/s, K = 2, 1 % errors",
-                        "cwnd (segments)")
+    fig, axes = _panels(
+        len(VARIANTS), f"cwnd of the forward flow, Cf = {FIG_CF} Mbit/s, K = 2, 1 % errors", "cwnd (segments)"
+    )
     ss_time, cwnd_max = {}, {}
     for ax, case, letter in zip(axes, grid["fig5"], "abc"):
         tr = results[case.key].traces
@@ -378,7 +463,8 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         "Paper: Vegas reaches congestion avoidance quickly; CA-ARTT stays in slow start a long time and "
         "grows its window further, hence its higher throughput. Here the mean window over the run is "
         + ", ".join(f"{LABEL[v]} {w:.1f}" for v, w in ss_time.items())
-        + " segments, the largest " + ", ".join(f"{LABEL[v]} {w:.0f}" for v, w in cwnd_max.items())
+        + " segments, the largest "
+        + ", ".join(f"{LABEL[v]} {w:.0f}" for v, w in cwnd_max.items())
         + ". With eq. 33 the backlog estimate is about 0 whenever the forecast is close to the measured RTT, "
         "so CA-ARTT keeps adding a segment per round trip until a loss (the usable window is capped by the "
         "receiver's 20 segments); Vegas and the Vegas form hold 2-4 segments."
@@ -388,22 +474,45 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     # --- Table 3 / Figure 6 ---
     t3 = _table_3_4(_measure(results, grid["table3"]), PUBLISHED_T3)
     out.section("Table 3 and Figure 6: throughput and retransmissions, no packet errors")
-    out.note("Paper: CA-ARTT's throughput is higher than Vegas's in most cells (39 % to 400 % in the "
-             "abstract), with the same or fewer retransmissions. Here (" + avg + "): " + _findings_3_4(t3)
-             + " " + _diagonal(t3))
-    out.table("table_3", t3, f"Forward flow over 200 s ({avg}); `paper_*` from Table 3 "
-              "(its Cr header row is misprinted; Cr follows Table 2).")
-    _figure_lines(out, "figure_6", t3, "K", "asymmetry factor K", "Cf_Mbps",
-                  "Throughput vs K, no packet errors", "One line per Cf (Mbit/s); crosses: the paper's "
-                  "Table 3.", published=t3)
+    out.note(
+        "Paper: CA-ARTT's throughput is higher than Vegas's in most cells (39 % to 400 % in the "
+        "abstract), with the same or fewer retransmissions. Here ("
+        + avg
+        + "): "
+        + _findings_3_4(t3)
+        + " "
+        + _diagonal(t3)
+    )
+    out.table(
+        "table_3",
+        t3,
+        f"Forward flow over 200 s ({avg}); `paper_*` from Table 3 "
+        "(its Cr header row is misprinted; Cr follows Table 2).",
+    )
+    _figure_lines(
+        out,
+        "figure_6",
+        t3,
+        "K",
+        "asymmetry factor K",
+        "Cf_Mbps",
+        "Throughput vs K, no packet errors",
+        "One line per Cf (Mbit/s); crosses: the paper's Table 3.",
+        published=t3,
+    )
 
     # --- Table 4 ---
     t4 = _table_3_4(_measure(results, grid["table4"]), PUBLISHED_T4)
     out.section("Table 4: throughput and retransmissions, 1 % packet errors")
-    out.note("Paper: with 1 % errors CA-ARTT's throughput is close to or above Vegas's in most cells and "
-             "its retransmissions are similar. Here (" + avg + "): " + _findings_3_4(t4))
-    out.table("table_4", t4, f"Forward flow over 200 s, packet error rate 1e-2 on the downstream direction "
-              f"({avg}); `paper_*` from Table 4.")
+    out.note(
+        "Paper: with 1 % errors CA-ARTT's throughput is close to or above Vegas's in most cells and "
+        "its retransmissions are similar. Here (" + avg + "): " + _findings_3_4(t4)
+    )
+    out.table(
+        "table_4",
+        t4,
+        f"Forward flow over 200 s, packet error rate 1e-2 on the downstream direction ({avg}); `paper_*` from Table 4.",
+    )
 
     # --- Figure 7 ---
     f7 = _measure(results, grid["fig7"])
@@ -411,31 +520,81 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     f7["gain_vegasform_pct"] = _gain(f7.caartt_vegasform_kbps, f7.vegas_kbps)
     out.section("Figure 7: throughput vs packet error rate")
     low = f7[f7.per <= 1e-3]
-    out.note(f"Paper: under low error rates CA-ARTT improves on Vegas by 45 % to 165 % for the different K. "
-             f"Here (Cf = {FIG_CF} Mbit/s, {avg}), error rates <= 1e-3: {_range(low.gain_pct)} with eq. 33, "
-             f"{_range(low.gain_vegasform_pct)} with the Vegas form; all error rates: {_range(f7.gain_pct)}.")
-    out.table("figure_7", f7[["K", "Cr_kbps", "per", "vegas_kbps", "caartt_kbps", "caartt_vegasform_kbps",
-                              "gain_pct", "gain_vegasform_pct"]].sort_values(["K", "per"]), "Data of Figure 7.")
-    _figure_lines(out, "figure_7", f7, "per", "packet error rate", "K",
-                  f"Throughput vs packet error rate, Cf = {FIG_CF} Mbit/s", "One line per K.", logx=True)
+    out.note(
+        f"Paper: under low error rates CA-ARTT improves on Vegas by 45 % to 165 % for the different K. "
+        f"Here (Cf = {FIG_CF} Mbit/s, {avg}), error rates <= 1e-3: {_range(low.gain_pct)} with eq. 33, "
+        f"{_range(low.gain_vegasform_pct)} with the Vegas form; all error rates: {_range(f7.gain_pct)}."
+    )
+    out.table(
+        "figure_7",
+        f7[
+            [
+                "K",
+                "Cr_kbps",
+                "per",
+                "vegas_kbps",
+                "caartt_kbps",
+                "caartt_vegasform_kbps",
+                "gain_pct",
+                "gain_vegasform_pct",
+            ]
+        ].sort_values(["K", "per"]),
+        "Data of Figure 7.",
+    )
+    _figure_lines(
+        out,
+        "figure_7",
+        f7,
+        "per",
+        "packet error rate",
+        "K",
+        f"Throughput vs packet error rate, Cf = {FIG_CF} Mbit/s",
+        "One line per K.",
+        logx=True,
+    )
 
     # --- Figures 8 and 9 ---
-    for name, label, per in (("figure_8", "Figure 8: throughput vs RTT, no packet errors", 0.0),
-                             ("figure_9", "Figure 9: throughput vs RTT, 1 % packet errors", LOSSY)):
+    for name, label, per in (
+        ("figure_8", "Figure 8: throughput vs RTT, no packet errors", 0.0),
+        ("figure_9", "Figure 9: throughput vs RTT, 1 % packet errors", LOSSY),
+    ):
         f = _measure(results, grid["fig8" if per == 0.0 else "fig9"])
         f["gain_pct"] = _gain(f.caartt_kbps, f.vegas_kbps)
         f["gain_vegasform_pct"] = _gain(f.caartt_vegasform_kbps, f.vegas_kbps)
         out.section(label)
         wins = int((f.caartt_kbps > f.vegas_kbps).sum())
-        out.note(f"Paper: CA-ARTT shows a significant throughput improvement for every round-trip propagation "
-                 f"delay from 100 to 400 ms. Here (Cf = {FIG_CF} Mbit/s, {avg}): CA-ARTT (eq. 33) is ahead in "
-                 f"{wins} of {len(f)} points, by {_range(f.gain_pct)}; the Vegas form by "
-                 f"{_range(f.gain_vegasform_pct)}.")
-        out.table(name, f[["K", "Cr_kbps", "rtt_ms", "vegas_kbps", "caartt_kbps", "caartt_vegasform_kbps",
-                           "gain_pct", "gain_vegasform_pct"]].sort_values(["K", "rtt_ms"]), f"Data of {label[:8]}.")
-        _figure_lines(out, name, f, "rtt_ms", "round-trip propagation delay (ms)", "K",
-                      f"Throughput vs RTT, Cf = {FIG_CF} Mbit/s, {'no' if per == 0 else '1 %'} packet errors",
-                      "One line per K.")
+        out.note(
+            f"Paper: CA-ARTT shows a significant throughput improvement for every round-trip propagation "
+            f"delay from 100 to 400 ms. Here (Cf = {FIG_CF} Mbit/s, {avg}): CA-ARTT (eq. 33) is ahead in "
+            f"{wins} of {len(f)} points, by {_range(f.gain_pct)}; the Vegas form by "
+            f"{_range(f.gain_vegasform_pct)}."
+        )
+        out.table(
+            name,
+            f[
+                [
+                    "K",
+                    "Cr_kbps",
+                    "rtt_ms",
+                    "vegas_kbps",
+                    "caartt_kbps",
+                    "caartt_vegasform_kbps",
+                    "gain_pct",
+                    "gain_vegasform_pct",
+                ]
+            ].sort_values(["K", "rtt_ms"]),
+            f"Data of {label[:8]}.",
+        )
+        _figure_lines(
+            out,
+            name,
+            f,
+            "rtt_ms",
+            "round-trip propagation delay (ms)",
+            "K",
+            f"Throughput vs RTT, Cf = {FIG_CF} Mbit/s, {'no' if per == 0 else '1 %'} packet errors",
+            "One line per K.",
+        )
 
     # --- Table 5 ---
     t5m = _measure(results, grid["table5"])
@@ -443,9 +602,17 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     for _, r in t5m.sort_values("per").iterrows():
         pv, pc, pvr, pcr = PUBLISHED_T5[r.per]
         for what, ours, paper in (("throughput_kbps", "kbps", (pv, pc)), ("retransmitted", "retx", (pvr, pcr))):
-            rows.append({"per": r.per, "quantity": what, "vegas": r[f"vegas_{ours}"], "paper_vegas": paper[0],
-                         "caartt": r[f"caartt_{ours}"], "paper_caartt": paper[1],
-                         "caartt_vegasform": r[f"caartt_vegasform_{ours}"]})
+            rows.append(
+                {
+                    "per": r.per,
+                    "quantity": what,
+                    "vegas": r[f"vegas_{ours}"],
+                    "paper_vegas": paper[0],
+                    "caartt": r[f"caartt_{ours}"],
+                    "paper_caartt": paper[1],
+                    "caartt_vegasform": r[f"caartt_vegasform_{ours}"],
+                }
+            )
     t5 = pd.DataFrame(rows)
     out.section("Table 5: symmetric network, Cf = Cr = 2 Mbit/s")
     z, l = t5m[t5m.per == 0].iloc[0], t5m[t5m.per == LOSSY].iloc[0]
@@ -456,38 +623,82 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         f"({_gain(z.caartt_kbps, z.vegas_kbps):+.0f} %); with 1 % errors {l.caartt_kbps:.1f} vs {l.vegas_kbps:.1f} "
         f"kbit/s and {l.caartt_retx:.0f} vs {l.vegas_retx:.0f} retransmissions; the Vegas form "
         f"{z.caartt_vegasform_kbps:.1f} and {l.caartt_vegasform_kbps:.1f} kbit/s, {l.caartt_vegasform_retx:.0f} "
-        "retransmissions.")
+        "retransmissions."
+    )
     out.table("table_5", t5, f"Forward flow over 200 s with the two backward flows ({avg}).")
 
     # --- Sec. 6: no backward traffic ---
     nb = _measure(results, grid["nobw"])
     out.section("Section 6: no backward traffic")
-    out.note("Paper: without backward traffic CA-ARTT performs like Vegas, with no retransmitted packets. "
-             f"Here (Cf = {FIG_CF} Mbit/s, {avg}): CA-ARTT / Vegas throughput ratio "
-             f"{(nb.caartt_kbps / nb.vegas_kbps).min():.2f} to {(nb.caartt_kbps / nb.vegas_kbps).max():.2f}, "
-             f"Vegas form {(nb.caartt_vegasform_kbps / nb.vegas_kbps).min():.2f} to "
-             f"{(nb.caartt_vegasform_kbps / nb.vegas_kbps).max():.2f}; retransmissions Vegas "
-             f"{nb.vegas_retx.sum():.0f}, CA-ARTT {nb.caartt_retx.sum():.0f}, Vegas form "
-             f"{nb.caartt_vegasform_retx.sum():.0f} in total.")
-    out.table("section_6_no_backward", nb[["K", "Cr_kbps", "vegas_kbps", "caartt_kbps", "caartt_vegasform_kbps",
-                                           "vegas_retx", "caartt_retx", "caartt_vegasform_retx"]].sort_values("K"),
-              "Forward flow alone on the asymmetric link, no packet errors.")
+    out.note(
+        "Paper: without backward traffic CA-ARTT performs like Vegas, with no retransmitted packets. "
+        f"Here (Cf = {FIG_CF} Mbit/s, {avg}): CA-ARTT / Vegas throughput ratio "
+        f"{(nb.caartt_kbps / nb.vegas_kbps).min():.2f} to {(nb.caartt_kbps / nb.vegas_kbps).max():.2f}, "
+        f"Vegas form {(nb.caartt_vegasform_kbps / nb.vegas_kbps).min():.2f} to "
+        f"{(nb.caartt_vegasform_kbps / nb.vegas_kbps).max():.2f}; retransmissions Vegas "
+        f"{nb.vegas_retx.sum():.0f}, CA-ARTT {nb.caartt_retx.sum():.0f}, Vegas form "
+        f"{nb.caartt_vegasform_retx.sum():.0f} in total."
+    )
+    out.table(
+        "section_6_no_backward",
+        nb[
+            [
+                "K",
+                "Cr_kbps",
+                "vegas_kbps",
+                "caartt_kbps",
+                "caartt_vegasform_kbps",
+                "vegas_retx",
+                "caartt_retx",
+                "caartt_vegasform_retx",
+            ]
+        ].sort_values("K"),
+        "Forward flow alone on the asymmetric link, no packet errors.",
+    )
 
     # --- Sensitivity ---
     sens = _measure(results, grid["sens"])
-    sens["setting"] = [("forward flow starts at 0 s" if s0 else "unlimited receiver window" if not rw
-                        else "errors on both directions" if lb else "scenario file")
-                       for s0, rw, lb in zip(sens.start0, sens.rwnd_limited, sens.loss_both)]
-    sens["network"] = [("symmetric" if cr == cf * 1000 else f"K={k:g}")
-                       for k, cf, cr in zip(sens.K, sens.Cf_Mbps, sens.Cr_kbps)]
+    sens["setting"] = [
+        (
+            "forward flow starts at 0 s"
+            if s0
+            else "unlimited receiver window"
+            if not rw
+            else "errors on both directions"
+            if lb
+            else "scenario file"
+        )
+        for s0, rw, lb in zip(sens.start0, sens.rwnd_limited, sens.loss_both)
+    ]
+    sens["network"] = [
+        ("symmetric" if cr == cf * 1000 else f"K={k:g}") for k, cf, cr in zip(sens.K, sens.Cf_Mbps, sens.Cr_kbps)
+    ]
     out.section("Sensitivity: start time, receiver window, direction of the packet errors")
-    out.note("Not in the paper: the three choices of the scenario file that move the numbers most. "
-             "'forward flow starts at 0 s' starts it with the backward flows instead of 1 s later; "
-             "'unlimited receiver window' lifts ns-2's default window_ of 20 segments from every flow; "
-             "'errors on both directions' puts the 1 % packet errors on the upstream direction too.")
-    out.table("sensitivity", sens[["setting", "network", "Cf_Mbps", "Cr_kbps", "per", "vegas_kbps", "caartt_kbps",
-                                   "caartt_vegasform_kbps", "vegas_retx", "caartt_retx", "caartt_vegasform_retx"]],
-              f"Forward flow over 200 s ({avg}).")
+    out.note(
+        "Not in the paper: the three choices of the scenario file that move the numbers most. "
+        "'forward flow starts at 0 s' starts it with the backward flows instead of 1 s later; "
+        "'unlimited receiver window' lifts ns-2's default window_ of 20 segments from every flow; "
+        "'errors on both directions' puts the 1 % packet errors on the upstream direction too."
+    )
+    out.table(
+        "sensitivity",
+        sens[
+            [
+                "setting",
+                "network",
+                "Cf_Mbps",
+                "Cr_kbps",
+                "per",
+                "vegas_kbps",
+                "caartt_kbps",
+                "caartt_vegasform_kbps",
+                "vegas_retx",
+                "caartt_retx",
+                "caartt_vegasform_retx",
+            ]
+        ],
+        f"Forward flow over 200 s ({avg}).",
+    )
     plt.close("all")
 
 
@@ -504,32 +715,57 @@ def _table_1(results: Mapping[str, Any], cases: list[Case]) -> tuple[pd.DataFram
         paper_orders = [f for f in sel.fits if (f.p, f.q) in PUBLISHED_T1]
         ranked = sorted(paper_orders, key=lambda f: f.aic)
         (f211,) = [f for f in sel.fits if (f.p, f.q) == (2, 1)]
-        orders.append({
-            "trace": trace, "seed": case.seed, "samples": len(x),
-            "changing_pct": float(np.mean(np.abs(np.diff(x)) > 0.01) * 100),
-            "degenerate": sel.degenerate is not None, "zero_diff": (sel.degenerate or "").split(":")[0],
-            "best_aic": sel.best.name,
-            "best_fpe": sel.best_by_fpe.name, "paper_best": "ARIMA(2,1,1)",
-            "rank_of_211": ranked.index(f211) + 1, "phi_211": " ".join(f"{v:.4f}" for v in f211.phi),
-            "theta_211": " ".join(f"{v:.4f}" for v in f211.theta),
-        })
+        orders.append(
+            {
+                "trace": trace,
+                "seed": case.seed,
+                "samples": len(x),
+                "changing_pct": float(np.mean(np.abs(np.diff(x)) > 0.01) * 100),
+                "degenerate": sel.degenerate is not None,
+                "zero_diff": (sel.degenerate or "").split(":")[0],
+                "best_aic": sel.best.name,
+                "best_fpe": sel.best_by_fpe.name,
+                "paper_best": "ARIMA(2,1,1)",
+                "rank_of_211": ranked.index(f211) + 1,
+                "phi_211": " ".join(f"{v:.4f}" for v in f211.phi),
+                "theta_211": " ".join(f"{v:.4f}" for v in f211.theta),
+            }
+        )
         if case.seed != SEEDS_QUICK[0]:
             continue
         for f in sel.fits:
             paper = PUBLISHED_T1.get((f.p, f.q), (math.nan, math.nan))
-            rows.append({
-                "trace": trace, "model": f.name, "aic": f.aic, "paper_aic": paper[0],
-                "fpe_1e3ms2": f.fpe / 1e3, "paper_fpe": paper[1], "sigma_ms": math.sqrt(f.sigma2),
-                "phi": " ".join(f"{v:.4f}" for v in f.phi), "theta": " ".join(f"{v:.4f}" for v in f.theta),
-                "n": f.n, "best_aic": f is sel.best, "best_fpe": f is sel.best_by_fpe,
-            })
+            rows.append(
+                {
+                    "trace": trace,
+                    "model": f.name,
+                    "aic": f.aic,
+                    "paper_aic": paper[0],
+                    "fpe_1e3ms2": f.fpe / 1e3,
+                    "paper_fpe": paper[1],
+                    "sigma_ms": math.sqrt(f.sigma2),
+                    "phi": " ".join(f"{v:.4f}" for v in f.phi),
+                    "theta": " ".join(f"{v:.4f}" for v in f.theta),
+                    "n": f.n,
+                    "best_aic": f is sel.best,
+                    "best_fpe": f is sel.best_by_fpe,
+                }
+            )
         truth = x[1:]
-        for name, phi, theta in (("last sample (random walk)", (), ()),
-                                 ("paper's ARIMA(2,1,1)", PAPER_PHI, PAPER_THETA)):
+        for name, phi, theta in (
+            ("last sample (random walk)", (), ()),
+            ("paper's ARIMA(2,1,1)", PAPER_PHI, PAPER_THETA),
+        ):
             pred = arima.forecast_series(x, phi, theta)[:-1]
-            forecasts.append({"trace": trace, "forecaster": name, "samples": len(x),
-                              "rmse_ms": float(np.sqrt(np.mean((pred - truth) ** 2))),
-                              "mean_abs_error_ms": float(np.mean(np.abs(pred - truth)))})
+            forecasts.append(
+                {
+                    "trace": trace,
+                    "forecaster": name,
+                    "samples": len(x),
+                    "rmse_ms": float(np.sqrt(np.mean((pred - truth) ** 2))),
+                    "mean_abs_error_ms": float(np.mean(np.abs(pred - truth))),
+                }
+            )
     return pd.DataFrame(rows), pd.DataFrame(orders), pd.DataFrame(forecasts)
 
 

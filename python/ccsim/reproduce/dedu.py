@@ -12,7 +12,6 @@ import pandas as pd
 
 from . import Artifacts, Paper, Run, load_scenario
 
-
 # Transport of every flow (sensors and the controller's answers) per protocol of Table I.
 PROTOCOLS: dict[str, Any] = {
     "UDP": "udp",
@@ -62,20 +61,33 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         published, retr, high, avg = PUBLISHED[name]
         for k, (sensor, row) in enumerate(table.iterrows()):
             g, ls, ln, rc = published[k]
-            rows.append({
-                "protocol": name, "sensor": sensor,
-                "generated": row["generated"], "paper_generated": g,
-                "lost_on_sensor": row["lost_on_sensor"], "paper_lost_on_sensor": ls,
-                "lost_on_network": row["lost_on_network"], "paper_lost_on_network": ln,
-                "received": row["received"], "paper_received": rc,
-                "retransmitted": row["retransmitted"], "paper_retransmitted": retr[k] if retr else 0,
-                "highest_delay_s": row["network_delay_max_s"], "paper_highest_delay_s": high,
-                "average_delay_s": row["network_delay_mean_s"], "paper_average_delay_s": avg,
-            })
-    out.table("table_1", pd.DataFrame(rows),
-              "Delays are network delays from the moment the transport sends (the paper's "
-              "highest delays are those of a full router queue); the paper prints one highest "
-              "and one average delay per protocol over all sensors.")
+            rows.append(
+                {
+                    "protocol": name,
+                    "sensor": sensor,
+                    "generated": row["generated"],
+                    "paper_generated": g,
+                    "lost_on_sensor": row["lost_on_sensor"],
+                    "paper_lost_on_sensor": ls,
+                    "lost_on_network": row["lost_on_network"],
+                    "paper_lost_on_network": ln,
+                    "received": row["received"],
+                    "paper_received": rc,
+                    "retransmitted": row["retransmitted"],
+                    "paper_retransmitted": retr[k] if retr else 0,
+                    "highest_delay_s": row["network_delay_max_s"],
+                    "paper_highest_delay_s": high,
+                    "average_delay_s": row["network_delay_mean_s"],
+                    "paper_average_delay_s": avg,
+                }
+            )
+    out.table(
+        "table_1",
+        pd.DataFrame(rows),
+        "Delays are network delays from the moment the transport sends (the paper's "
+        "highest delays are those of a full router queue); the paper prints one highest "
+        "and one average delay per protocol over all sensors.",
+    )
 
     out.section("Figures 2-5: delay of each packet over time")
     fig, axes = plt.subplots(len(PROTOCOLS), 1, figsize=(9, 2.4 * len(PROTOCOLS)), sharex=True)
@@ -88,8 +100,12 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         ax.set_title(name, fontsize=9, loc="left")
         ax.legend(fontsize=7, loc="upper right", markerscale=6)
     axes[-1].set_xlabel("time the sample was written (s)")
-    out.figure("figures_2_5", fig, "Message delay (from the sensor's write, so including the wait "
-               "in the sensor's buffer) of every delivered sample, per protocol.")
+    out.figure(
+        "figures_2_5",
+        fig,
+        "Message delay (from the sensor's write, so including the wait "
+        "in the sensor's buffer) of every delivered sample, per protocol.",
+    )
 
 
 PAPER = Paper(

@@ -59,10 +59,26 @@ EXPERIMENTS = [
     Experiment("flows2", "2 flows, 50 Mbit/s", "flows2.toml", paper_drops=(32, 10)),
     Experiment("flows5", "5 flows, 50 Mbit/s", "flows5.toml", window=(40.0, 55.0), paper_drops=(99, 22)),
     Experiment("flows10", "10 flows, 50 Mbit/s", "flows10.toml", window=(10.0, 40.0), paper_drops=(441, 1)),
-    Experiment("flows10_500M", "10 flows, 500 Mbit/s", "flows10.toml", "500Mbps", "10Gbps", (10.0, 40.0),
-               (183, 1), quick_duration="20s"),
-    Experiment("flows10_1G", "10 flows, 1 Gbit/s (HS)", "flows10.toml", "1Gbps", "10Gbps", (10.0, 40.0),
-               None, quick_duration="20s"),
+    Experiment(
+        "flows10_500M",
+        "10 flows, 500 Mbit/s",
+        "flows10.toml",
+        "500Mbps",
+        "10Gbps",
+        (10.0, 40.0),
+        (183, 1),
+        quick_duration="20s",
+    ),
+    Experiment(
+        "flows10_1G",
+        "10 flows, 1 Gbit/s (HS)",
+        "flows10.toml",
+        "1Gbps",
+        "10Gbps",
+        (10.0, 40.0),
+        None,
+        quick_duration="20s",
+    ),
 ]
 BY_KEY = {e.key: e for e in EXPERIMENTS}
 
@@ -97,11 +113,19 @@ def _key(exp: Experiment, queue: str, seed: int, delay: str | None = None) -> st
 
 def runs(quick: bool) -> list[Run]:
     seeds = SEEDS_QUICK if quick else SEEDS_FULL
-    main = [Run(key=_key(e, q, s), scenario=_scenario(e, q, quick), seed=s)
-            for e in EXPERIMENTS for q in QUEUES for s in seeds]
-    sens = [Run(key=_key(BY_KEY[k], q, s, d), scenario=_scenario(BY_KEY[k], q, quick, d), seed=s)
-            for k in SENSITIVITY for d in (SENS_DELAYS_QUICK if quick else SENS_DELAYS_FULL)
-            for q in QUEUES for s in seeds]
+    main = [
+        Run(key=_key(e, q, s), scenario=_scenario(e, q, quick), seed=s)
+        for e in EXPERIMENTS
+        for q in QUEUES
+        for s in seeds
+    ]
+    sens = [
+        Run(key=_key(BY_KEY[k], q, s, d), scenario=_scenario(BY_KEY[k], q, quick, d), seed=s)
+        for k in SENSITIVITY
+        for d in (SENS_DELAYS_QUICK if quick else SENS_DELAYS_FULL)
+        for q in QUEUES
+        for s in seeds
+    ]
     return main + sens
 
 
@@ -166,10 +190,15 @@ def measures(r: Any, exp: Experiment) -> dict[str, float]:
     active = _active_flows(r, lo, hi)
     tput = throughput_mbps(r)
     in_window = tput[(tput.index > lo) & (tput.index < hi)][active]
-    per_flow = np.array([
-        (_cumulative_at(r, f"flow.{f}.delivered_bytes", np.array([hi]))[0]
-         - _cumulative_at(r, f"flow.{f}.delivered_bytes", np.array([lo]))[0]) for f in active
-    ])
+    per_flow = np.array(
+        [
+            (
+                _cumulative_at(r, f"flow.{f}.delivered_bytes", np.array([hi]))[0]
+                - _cumulative_at(r, f"flow.{f}.delivered_bytes", np.array([lo]))[0]
+            )
+            for f in active
+        ]
+    )
     # Throughput stability: each flow's coefficient of variation over the 1 s bins, averaged.
     cov = float((in_window.std() / in_window.mean()).mean()) if len(in_window) > 1 else float("nan")
     # Ramp-up of the flows that join a busy link: each one's throughput over its first 5 s.
@@ -202,7 +231,7 @@ def measures(r: Any, exp: Experiment) -> dict[str, float]:
 
 def _seeds(results: Mapping[str, Any], exp: Experiment, queue: str, delay: str | None = None) -> list[int]:
     prefix = _key(exp, queue, 0, delay)[:-1]
-    return sorted(int(k[len(prefix):]) for k in results if k.startswith(prefix))
+    return sorted(int(k[len(prefix) :]) for k in results if k.startswith(prefix))
 
 
 def _delays(results: Mapping[str, Any]) -> list[str]:
@@ -218,8 +247,11 @@ def _sensitivity(results: Mapping[str, Any]) -> pd.DataFrame:
         delays: list[str | None] = [*_delays(results), None]
         for delay in sorted(delays, key=lambda d: FILE_DELAY_MS if d is None else float(d.removesuffix("ms"))):
             ms = FILE_DELAY_MS if delay is None else float(delay.removesuffix("ms"))
-            row: dict[str, Any] = {"experiment": exp.label, "bottleneck_delay_ms": ms,
-                                   "base_rtt_ms": 2 * (ms + 2 * ACCESS_DELAY_MS)}
+            row: dict[str, Any] = {
+                "experiment": exp.label,
+                "bottleneck_delay_ms": ms,
+                "base_rtt_ms": 2 * (ms + 2 * ACCESS_DELAY_MS),
+            }
             for qi, queue in enumerate(QUEUES):
                 seeds = _seeds(results, exp, queue, delay)
                 m = pd.DataFrame([measures(results[_key(exp, queue, s, delay)], exp) for s in seeds])
@@ -298,8 +330,13 @@ def _fig_overlay(results: Mapping[str, Any], exp: Experiment, what: str) -> Any:
         r = results[_key(exp, queue, FIGURE_SEED)]
         if what == "retransmissions":
             series = retransmissions_per_bin(r)
-            ax.step(series.index, series.to_numpy(), where="mid", color=COLORS[queue],
-                    label=f"{_label(queue)} (total {int(series.sum())})")
+            ax.step(
+                series.index,
+                series.to_numpy(),
+                where="mid",
+                color=COLORS[queue],
+                label=f"{_label(queue)} (total {int(series.sum())})",
+            )
             ax.set_ylabel(f"retransmitted segments per {BIN_S:g} s")
         elif what == "queue":
             t = r.traces
@@ -326,8 +363,15 @@ def _fig_drops(table: pd.DataFrame) -> Any:
         ours = table[f"{queue}_drops"].to_numpy()
         paper_vals = table[f"paper_{queue}_drops"].to_numpy()
         ax.bar(x + (2 * k - 1.5) * w, ours, w, color=COLORS[queue], label=f"{_label(queue)} (ccsim)")
-        ax.bar(x + (2 * k - 0.5) * w, np.nan_to_num(paper_vals), w, color=COLORS[queue], alpha=0.35,
-               hatch="//", label=f"{_label(queue)} (paper)")
+        ax.bar(
+            x + (2 * k - 0.5) * w,
+            np.nan_to_num(paper_vals),
+            w,
+            color=COLORS[queue],
+            alpha=0.35,
+            hatch="//",
+            label=f"{_label(queue)} (paper)",
+        )
     ax.set_xticks(x, [e.label for e in EXPERIMENTS], fontsize=8)
     ax.set_yscale("symlog", linthresh=10)
     top = np.nanmax(table[[f"{q}_drops" for q in QUEUES] + [f"paper_{q}_drops" for q in QUEUES]].to_numpy())
@@ -344,8 +388,11 @@ def _fig_drops(table: pd.DataFrame) -> Any:
 def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     summary = _summary(results)
     by = summary.set_index(["experiment", "queue"])
-    note_quick = (" This is the quick form: one seed, and the 500 Mbit/s and 1 Gbit/s runs last 20 s "
-                  "instead of 60 s." if quick else "")
+    note_quick = (
+        " This is the quick form: one seed, and the 500 Mbit/s and 1 Gbit/s runs last 20 s instead of 60 s."
+        if quick
+        else ""
+    )
 
     # Figure 13 and the drop counts of the text.
     out.section("Figure 13 and §4: packet drops per scenario")
@@ -369,26 +416,53 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         "(HS) bar whose numbers the text does not print. ccsim (mean over seeds, range in the _min/_max "
         "columns; overflow = tail drops of a full 1500-packet buffer, the rest are CoDel's drops): "
         + "; ".join(f"{r['experiment']}: {r['codel_drops']:.0f} vs {r['ecn_codel_drops']:.0f}" for r in rows)
-        + "." + note_quick
+        + "."
+        + note_quick
     )
-    out.table("figure_13_drops", drops, "Drops at the bottleneck, CoDel vs ECN-enhanced CoDel (C = 1.5, P = 0.3); "
-              "`reduction` = CoDel drops / ECN-enhanced drops.")
-    out.figure("figure_13_drops", _fig_drops(drops), "Drops per scenario (symlog scale): ccsim (solid) and the "
-               "paper (hatched; no published number for HS).")
+    out.table(
+        "figure_13_drops",
+        drops,
+        "Drops at the bottleneck, CoDel vs ECN-enhanced CoDel (C = 1.5, P = 0.3); "
+        "`reduction` = CoDel drops / ECN-enhanced drops.",
+    )
+    out.figure(
+        "figure_13_drops",
+        _fig_drops(drops),
+        "Drops per scenario (symlog scale): ccsim (solid) and the paper (hatched; no published number for HS).",
+    )
 
     out.section("All scenarios: retransmissions, marks, queue, sojourn, fairness")
     out.note(
         "Paper: the enhancement keeps CoDel's good properties (similar throughput and fairness), cuts "
-        "retransmissions, keeps the buffer lower and reduces the average sojourn time \"by multiple "
+        'retransmissions, keeps the buffer lower and reduces the average sojourn time "by multiple '
         "factors\", but ramps up slightly slower. Fairness (`jain_window`) is Jain's index of the flows' "
         "throughput over the range the paper discusses (2 flows: from the second flow's start; 5 flows: "
         "40-55 s; 10 flows: 10-40 s); `throughput_cov_window` is the flows' mean coefficient of variation "
         "of their 1 s throughput there (lower = more stable); `joining_mbps_5s` is the mean throughput of "
         "the flows that join a busy link over their first 5 s (the ramp-up)."
     )
-    cols = ["experiment", "queue", "seeds", "drops", "paper_drops", "drops_min", "drops_max", "early_drops",
-            "overflow_drops", "retransmissions", "timeouts", "marks", "ecn_reductions", "mean_queue_bytes",
-            "max_queue_pkts", "mean_sojourn_ms", "utilization", "jain_window", "throughput_cov_window", "joining_mbps_5s"]
+    cols = [
+        "experiment",
+        "queue",
+        "seeds",
+        "drops",
+        "paper_drops",
+        "drops_min",
+        "drops_max",
+        "early_drops",
+        "overflow_drops",
+        "retransmissions",
+        "timeouts",
+        "marks",
+        "ecn_reductions",
+        "mean_queue_bytes",
+        "max_queue_pkts",
+        "mean_sojourn_ms",
+        "utilization",
+        "jain_window",
+        "throughput_cov_window",
+        "joining_mbps_5s",
+    ]
     out.table("summary", summary[cols], "Per scenario and queue, means over the seeds.")
 
     rows = []
@@ -399,13 +473,24 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
                 for f, start, delivered in zip(_flow_ids(r), r.flows["start_s"], r.flows["bytes_delivered"]):
                     stop = r.config["flows"][f]["stop_ns"]
                     end = min(float(r.raw["duration_s"]), stop / 1e9 if stop is not None else float("inf"))
-                    rows.append({"experiment": exp.label, "queue": _label(queue), "seed": s, "flow": f,
-                                 "start_s": float(start), "stop_s": end,
-                                 "throughput_mbps": float(delivered) * 8 / (end - float(start)) / 1e6,
-                                 "retransmissions": int(r.flows.loc[r.flows["id"] == f, "retransmissions"].iloc[0])})
+                    rows.append(
+                        {
+                            "experiment": exp.label,
+                            "queue": _label(queue),
+                            "seed": s,
+                            "flow": f,
+                            "start_s": float(start),
+                            "stop_s": end,
+                            "throughput_mbps": float(delivered) * 8 / (end - float(start)) / 1e6,
+                            "retransmissions": int(r.flows.loc[r.flows["id"] == f, "retransmissions"].iloc[0]),
+                        }
+                    )
     per_flow = pd.DataFrame(rows)
-    out.table("per_flow_throughput", per_flow, "Every flow of every run: mean throughput over its own active "
-              "time and its retransmissions.")
+    out.table(
+        "per_flow_throughput",
+        per_flow,
+        "Every flow of every run: mean throughput over its own active time and its retransmissions.",
+    )
 
     figures = [
         ("flows2", "retransmissions", "figure_3_retransmissions", "Figure 3: retransmissions over time, 2 flows."),
@@ -417,14 +502,12 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         ("flows5", "queue", "figure_9_queue_bytes", "Figure 9: queue length (bytes), 5 flows."),
         ("flows5", "sojourn", "figure_10_sojourn", "Figure 10: sojourn time, 5 flows (ms; the paper plots ns)."),
         ("flows10", "throughput", "figure_11_throughput", "Figure 11: per-flow throughput, 10 flows, 50 Mbit/s."),
-        ("flows10_500M", "throughput", "figure_12_throughput",
-         "Figure 12: per-flow throughput, 10 flows, 500 Mbit/s."),
+        ("flows10_500M", "throughput", "figure_12_throughput", "Figure 12: per-flow throughput, 10 flows, 500 Mbit/s."),
     ]
     findings = {
         "figure_3_retransmissions": "Paper: CoDel shows periodic retransmission peaks (TCP's saw-tooth); the "
         "enhancement reduces retransmissions.",
-        "figure_4_throughput": "Paper: similar throughput; fairness between the two flows slightly better with "
-        "CoDel.",
+        "figure_4_throughput": "Paper: similar throughput; fairness between the two flows slightly better with CoDel.",
         "figure_5_queue_bytes": "Paper: the enhancement keeps the buffer low during most of the run.",
         "figure_6_sojourn": "Paper: the modified CoDel keeps the sojourn time more stable.",
         "figure_7_throughput": "Paper: the enhancement ramps up slightly slower and is slightly fairer in stable "
@@ -442,10 +525,12 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         lines = [findings[name]]
         for queue in QUEUES:
             s = by.loc[(exp.label, _label(queue))]
-            lines.append(f"{_label(queue)}: {s['retransmissions']:.0f} retransmissions, {s['drops']:.0f} drops, "
-                         f"mean queue {s['mean_queue_bytes'] / 1e3:.1f} kB, mean sojourn {s['mean_sojourn_ms']:.2f} ms, "
-                         f"Jain {s['jain_window']:.3f}, throughput CoV {s['throughput_cov_window']:.3f}, "
-                         f"joining flows {s['joining_mbps_5s']:.1f} Mbit/s over their first 5 s (means over {int(s['seeds'])} seed(s)).")
+            lines.append(
+                f"{_label(queue)}: {s['retransmissions']:.0f} retransmissions, {s['drops']:.0f} drops, "
+                f"mean queue {s['mean_queue_bytes'] / 1e3:.1f} kB, mean sojourn {s['mean_sojourn_ms']:.2f} ms, "
+                f"Jain {s['jain_window']:.3f}, throughput CoV {s['throughput_cov_window']:.3f}, "
+                f"joining flows {s['joining_mbps_5s']:.1f} Mbit/s over their first 5 s (means over {int(s['seeds'])} seed(s))."
+            )
         out.note(" ".join(lines) + f" Figure: seed {FIGURE_SEED}.")
         fig = _fig_throughput(results, exp) if what == "throughput" else _fig_overlay(results, exp, what)
         out.figure(name, fig, caption)
@@ -463,8 +548,9 @@ def _analyze_sensitivity(results: Mapping[str, Any], out: Artifacts) -> None:
         f"{int(table.seeds.max())} seed(s)."
     )
     out.table("sensitivity_rtt", table, "Drops and mean sojourn against the base RTT (50 Mbit/s).")
-    out.figure("sensitivity_rtt", _fig_sensitivity(table), "Drops against the base RTT; dashed lines: the "
-               "published counts.")
+    out.figure(
+        "sensitivity_rtt", _fig_sensitivity(table), "Drops against the base RTT; dashed lines: the published counts."
+    )
 
 
 PAPER = Paper(

@@ -82,7 +82,9 @@ def runs(quick: bool) -> list[Run]:
                 for cc, spec in CCS.items():
                     if cc == "cubicnf" and quick and topo == "dc":
                         continue  # the quick form compares the CUBIC variants on the Access Link only
-                    out.append(Run(_key(topo, cc, load, queue), scenario(topo, queue, dict.fromkeys(MIXED, spec), load, quick)))
+                    out.append(
+                        Run(_key(topo, cc, load, queue), scenario(topo, queue, dict.fromkeys(MIXED, spec), load, quick))
+                    )
                 for mix, cubic in (("mixed", "cubic"), ("mixednf", "cubicnf")):
                     if mix == "mixednf" and quick and topo == "dc":
                         continue
@@ -92,6 +94,7 @@ def runs(quick: bool) -> list[Run]:
 
 
 # --- published values ---------------------------------------------------------------------------
+
 
 def _triples(text: str) -> dict[tuple[str, str, str], tuple[float, float, float]]:
     """Quartile tables (2, 6): 'LOAD CC q1/q2/q3 (DT) q1/q2/q3 (PIE) q1/q2/q3 (CoDel)' per line."""
@@ -231,7 +234,7 @@ def _mixed_cells(text: str) -> dict[tuple[str, str, str], tuple[float, float, fl
     for line in text.strip().splitlines():
         load, cc, *cells = line.split()
         for k, queue in enumerate(QUEUES):
-            avg, sd, bd, ji = (float(v) for v in cells[4 * k: 4 * k + 4])
+            avg, sd, bd, ji = (float(v) for v in cells[4 * k : 4 * k + 4])
             out[(load, cc, queue)] = (avg, sd, bd, ji)
     return out
 
@@ -273,12 +276,28 @@ HC all 0.11 0.08 100 0.65 0.11 0.04 100 0.88 0.11 0.04 100 0.90
 }
 # Table 11 (Data Center) and Table 13 (Access Link), mixed TCPs: queue mean, sd, drop ratio (%).
 PAPER_MIXED_QUEUE = {
-    "dc": {("UC", "droptail"): (825, 57, 0.07), ("UC", "pie"): (168, 34, 0.08), ("UC", "codel"): (168, 11, 0.08),
-           ("MC", "droptail"): (881, 20, 0.56), ("MC", "pie"): (167, 27, 1.67), ("MC", "codel"): (209, 22, 1.49),
-           ("HC", "droptail"): (899, 1, 0.80), ("HC", "pie"): (169, 52, 6.86), ("HC", "codel"): (723, 217, 6.12)},
-    "al": {("UC", "droptail"): (741, 114, 0.11), ("UC", "pie"): (38, 29, 0.03), ("UC", "codel"): (35, 24, 0.03),
-           ("MC", "droptail"): (856, 33, 0.87), ("MC", "pie"): (58, 24, 0.91), ("MC", "codel"): (89, 32, 0.82),
-           ("HC", "droptail"): (893, 8, 12.11), ("HC", "pie"): (44, 21, 15.84), ("HC", "codel"): (632, 281, 11.98)},
+    "dc": {
+        ("UC", "droptail"): (825, 57, 0.07),
+        ("UC", "pie"): (168, 34, 0.08),
+        ("UC", "codel"): (168, 11, 0.08),
+        ("MC", "droptail"): (881, 20, 0.56),
+        ("MC", "pie"): (167, 27, 1.67),
+        ("MC", "codel"): (209, 22, 1.49),
+        ("HC", "droptail"): (899, 1, 0.80),
+        ("HC", "pie"): (169, 52, 6.86),
+        ("HC", "codel"): (723, 217, 6.12),
+    },
+    "al": {
+        ("UC", "droptail"): (741, 114, 0.11),
+        ("UC", "pie"): (38, 29, 0.03),
+        ("UC", "codel"): (35, 24, 0.03),
+        ("MC", "droptail"): (856, 33, 0.87),
+        ("MC", "pie"): (58, 24, 0.91),
+        ("MC", "codel"): (89, 32, 0.82),
+        ("HC", "droptail"): (893, 8, 12.11),
+        ("HC", "pie"): (44, 21, 15.84),
+        ("HC", "codel"): (632, 281, 11.98),
+    },
 }
 
 TABLE_NUMBERS = {"dc": (2, 3, 4, 5, 10, 11), "al": (6, 7, 8, 9, 12, 13)}
@@ -286,6 +305,7 @@ FIGURE_NUMBERS = {"dc": {"UC": 2, "MC": 3, "HC": 4, "mixed": 8}, "al": {"UC": 5,
 
 
 # --- measurements --------------------------------------------------------------------------------
+
 
 def flow_mbps(result: Any) -> pd.Series:
     """Each flow's goodput over the measured window, Mbit/s."""
@@ -308,13 +328,15 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
     if quick:
         out.section("Quick form")
         (dc_d, dc_w, _), (al_d, al_w, _) = QUICK["dc"], QUICK["al"]
-        out.note(f"This is the quick form: the Data Center runs last {dc_d} (statistics from {dc_w}) "
-                 f"and the Access Link runs {al_d} (from {al_w}) instead of 100 s (from 30 s), with "
-                 "the paper's 9/90/900 flows; CUBIC without the Reno-friendly region is run on the "
-                 "Access Link only. The Data Center runs end before the queues settle (the initial "
-                 "slow-start overshoot stalls flows until their 1 s RTO, and PIE takes seconds to "
-                 "raise its drop probability), so their numbers are not the paper's steady state; "
-                 "docs/reproductions.md reports the full runs.")
+        out.note(
+            f"This is the quick form: the Data Center runs last {dc_d} (statistics from {dc_w}) "
+            f"and the Access Link runs {al_d} (from {al_w}) instead of 100 s (from 30 s), with "
+            "the paper's 9/90/900 flows; CUBIC without the Reno-friendly region is run on the "
+            "Access Link only. The Data Center runs end before the queues settle (the initial "
+            "slow-start overshoot stalls flows until their 1 s RTO, and PIE takes seconds to "
+            "raise its drop probability), so their numbers are not the paper's steady state; "
+            "docs/reproductions.md reports the full runs."
+        )
     for topo in TOPOLOGIES:
         _common_tables(results, out, topo)
         _mixed_tables(results, out, topo)
@@ -334,38 +356,69 @@ def _common_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> Non
                 q = bottleneck(r)
                 p1, p2, p3 = PAPER_QUARTILES[topo][(load, cc, queue)]
                 cell = {"load": load, "tcp": CC_LABELS[cc], "queue": QUEUE_LABELS[queue]}
-                quart.append({**cell, "q1_mbps": mbps.quantile(0.25), "paper_q1_mbps": p1,
-                              "median_mbps": mbps.quantile(0.5), "paper_median_mbps": p2,
-                              "q3_mbps": mbps.quantile(0.75), "paper_q3_mbps": p3,
-                              "mean_mbps": mbps.mean(), "total_mbps": mbps.sum(),
-                              "idle_flows": int((mbps < 0.01).sum())})
+                quart.append(
+                    {
+                        **cell,
+                        "q1_mbps": mbps.quantile(0.25),
+                        "paper_q1_mbps": p1,
+                        "median_mbps": mbps.quantile(0.5),
+                        "paper_median_mbps": p2,
+                        "q3_mbps": mbps.quantile(0.75),
+                        "paper_q3_mbps": p3,
+                        "mean_mbps": mbps.mean(),
+                        "total_mbps": mbps.sum(),
+                        "idle_flows": int((mbps < 0.01).sum()),
+                    }
+                )
                 jains.append({**cell, "jain": jain(mbps), "paper_jain": PAPER_JAIN[topo][(load, cc, queue)]})
                 pm, ps = PAPER_QUEUE[topo][(load, cc, queue)]
-                queues.append({**cell, "mean_pkts": q["mean_len_pkts"], "paper_mean_pkts": pm,
-                               "sd_pkts": q["sd_len_pkts"], "paper_sd_pkts": ps})
-                drops.append({**cell, "drop_ratio_pct": 100 * q["drop_ratio"],
-                              "paper_drop_ratio_pct": PAPER_DROPS[topo][(load, cc, queue)],
-                              "router_drop_ratio_pct": 100 * router_drop_ratio(r),
-                              "drops": int(q["drops"]), "timeouts": int(r.flows["timeouts"].sum())})
+                queues.append(
+                    {
+                        **cell,
+                        "mean_pkts": q["mean_len_pkts"],
+                        "paper_mean_pkts": pm,
+                        "sd_pkts": q["sd_len_pkts"],
+                        "paper_sd_pkts": ps,
+                    }
+                )
+                drops.append(
+                    {
+                        **cell,
+                        "drop_ratio_pct": 100 * q["drop_ratio"],
+                        "paper_drop_ratio_pct": PAPER_DROPS[topo][(load, cc, queue)],
+                        "router_drop_ratio_pct": 100 * router_drop_ratio(r),
+                        "drops": int(q["drops"]),
+                        "timeouts": int(r.flows["timeouts"].sum()),
+                    }
+                )
     out.section(f"Table {t_q}: quartiles of the flows' throughput, {name}, common TCPs")
     out.note(_FINDINGS[f"{topo}-quartiles"])
-    out.table(f"table_{t_q}", pd.DataFrame(quart),
-              "Per-flow goodput (application bytes delivered in order over the measured window), Mbit/s; "
-              "`idle_flows`: flows under 10 kbit/s.")
+    out.table(
+        f"table_{t_q}",
+        pd.DataFrame(quart),
+        "Per-flow goodput (application bytes delivered in order over the measured window), Mbit/s; "
+        "`idle_flows`: flows under 10 kbit/s.",
+    )
     out.section(f"Table {t_j}: Jain's index, {name}, common TCPs")
     out.note(_FINDINGS[f"{topo}-jain"])
     out.table(f"table_{t_j}", pd.DataFrame(jains), "Jain's index of the flows' goodput over all flows.")
     out.section(f"Table {t_len}: bottleneck queue mean (sd), {name}, common TCPs")
     out.note(_FINDINGS[f"{topo}-queue"])
-    out.table(f"table_{t_len}", pd.DataFrame(queues),
-              "Time-weighted mean and standard deviation of the A->B queue (packets, the one in "
-              "transmission excluded) over the measured window.")
+    out.table(
+        f"table_{t_len}",
+        pd.DataFrame(queues),
+        "Time-weighted mean and standard deviation of the A->B queue (packets, the one in "
+        "transmission excluded) over the measured window.",
+    )
     out.section(f"Table {t_drop}: drop ratio at the bottleneck, {name}, common TCPs")
     out.note(_FINDINGS[f"{topo}-drops"])
-    out.table(f"table_{t_drop}", pd.DataFrame(drops),
-              "Packets dropped by the A->B queue over packets offered to it (measured window), percent; "
-              "`router_drop_ratio_pct`: the same drops over every packet router A handles (data and "
-              "ACKs); `timeouts`: retransmission timeouts of all flows.")
+    out.table(
+        f"table_{t_drop}",
+        pd.DataFrame(drops),
+        "Packets dropped by the A->B queue over packets offered to it (measured window), percent; "
+        "`router_drop_ratio_pct`: the same drops over every packet router A handles (data and "
+        "ACKs); `timeouts`: retransmission timeouts of all flows.",
+    )
 
 
 def _mixed_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> None:
@@ -381,30 +434,54 @@ def _mixed_tables(results: Mapping[str, Any], out: Artifacts, topo: str) -> None
             for cc in (*MIXED.values(), "all"):
                 sel = mbps if cc == "all" else mbps[groups == _node_of(cc)]
                 pa, ps, pb, pj = PAPER_MIXED[topo][(load, cc, queue)]
-                rows.append({"load": load, "tcp": "All" if cc == "all" else CC_LABELS[cc], "queue": QUEUE_LABELS[queue],
-                             "avg_mbps": sel.mean(), "paper_avg_mbps": pa,
-                             "sd_mbps": sel.std(ddof=0), "paper_sd_mbps": ps,
-                             "bd_pct": 100 * sel.sum() / total if total > 0 else float("nan"), "paper_bd_pct": pb,
-                             "jain": jain(sel), "paper_jain": pj})
+                rows.append(
+                    {
+                        "load": load,
+                        "tcp": "All" if cc == "all" else CC_LABELS[cc],
+                        "queue": QUEUE_LABELS[queue],
+                        "avg_mbps": sel.mean(),
+                        "paper_avg_mbps": pa,
+                        "sd_mbps": sel.std(ddof=0),
+                        "paper_sd_mbps": ps,
+                        "bd_pct": 100 * sel.sum() / total if total > 0 else float("nan"),
+                        "paper_bd_pct": pb,
+                        "jain": jain(sel),
+                        "paper_jain": pj,
+                    }
+                )
             q = bottleneck(r)
             pm, psd, pdr = PAPER_MIXED_QUEUE[topo][(load, queue)]
-            qrows.append({"load": load, "queue": QUEUE_LABELS[queue],
-                          "mean_pkts": q["mean_len_pkts"], "paper_mean_pkts": pm,
-                          "sd_pkts": q["sd_len_pkts"], "paper_sd_pkts": psd,
-                          "drop_ratio_pct": 100 * q["drop_ratio"], "paper_drop_ratio_pct": pdr,
-                          "router_drop_ratio_pct": 100 * router_drop_ratio(r)})
+            qrows.append(
+                {
+                    "load": load,
+                    "queue": QUEUE_LABELS[queue],
+                    "mean_pkts": q["mean_len_pkts"],
+                    "paper_mean_pkts": pm,
+                    "sd_pkts": q["sd_len_pkts"],
+                    "paper_sd_pkts": psd,
+                    "drop_ratio_pct": 100 * q["drop_ratio"],
+                    "paper_drop_ratio_pct": pdr,
+                    "router_drop_ratio_pct": 100 * router_drop_ratio(r),
+                }
+            )
     out.section(f"Table {t_mix}: throughput, bandwidth share and fairness, {name}, mixed TCPs")
     out.note(_FINDINGS[f"{topo}-mixed"])
-    out.table(f"table_{t_mix}", pd.DataFrame(rows),
-              "N1 runs NewReno, N2 Compound, N3 CUBIC. Per congestion control: mean and standard "
-              "deviation (population) of its flows' goodput, its share of the total (BD) and Jain's "
-              "index among its flows; `All`: every flow. The paper prints BD '<1' and '~99' in the "
-              "heavily congested DropTail Data Center (read as 1 and 99).")
+    out.table(
+        f"table_{t_mix}",
+        pd.DataFrame(rows),
+        "N1 runs NewReno, N2 Compound, N3 CUBIC. Per congestion control: mean and standard "
+        "deviation (population) of its flows' goodput, its share of the total (BD) and Jain's "
+        "index among its flows; `All`: every flow. The paper prints BD '<1' and '~99' in the "
+        "heavily congested DropTail Data Center (read as 1 and 99).",
+    )
     out.section(f"Table {t_mixq}: queue mean (sd) and drop ratio, {name}, mixed TCPs")
     out.note(_FINDINGS[f"{topo}-mixedq"])
-    out.table(f"table_{t_mixq}", pd.DataFrame(qrows),
-              "A->B queue over the measured window; drop ratio in percent (`router_drop_ratio_pct`: over "
-              "data and ACKs at router A).")
+    out.table(
+        f"table_{t_mixq}",
+        pd.DataFrame(qrows),
+        "A->B queue over the measured window; drop ratio in percent (`router_drop_ratio_pct`: over "
+        "data and ACKs at router A).",
+    )
 
 
 def _node_of(cc: str) -> str:
@@ -432,7 +509,9 @@ def _friendliness_table(results: Mapping[str, Any], out: Artifacts, quick: bool)
                     row[f"drop_pct_{suffix}"] = 100 * bottleneck(r)["drop_ratio"]
                     m = results[mixed]
                     share = flow_mbps(m)
-                    row[f"mixed_cubic_bd_pct_{suffix}"] = 100 * share[m.flows["group"] == _node_of("cubic")].sum() / share.sum()
+                    row[f"mixed_cubic_bd_pct_{suffix}"] = (
+                        100 * share[m.flows["group"] == _node_of("cubic")].sum() / share.sum()
+                    )
                 row["paper_median_mbps"] = PAPER_QUARTILES[topo][(load, "cubic", queue)][1]
                 row["paper_jain"] = PAPER_JAIN[topo][(load, "cubic", queue)]
                 row["paper_queue_pkts"] = PAPER_QUEUE[topo][(load, "cubic", queue)][0]
@@ -443,18 +522,25 @@ def _friendliness_table(results: Mapping[str, Any], out: Artifacts, quick: bool)
     frame = pd.DataFrame(rows)
     out.section("CUBIC's Reno-friendly region: which setting matches the paper")
     errors = friendliness_errors(frame)
-    verdicts = [f"{metric}: {e['on']:.3f} on, {e['off']:.3f} off ({'on' if e['on'] <= e['off'] else 'off'} is nearer)"
-                for metric, e in errors.items()]
-    out.note("The paper's CUBIC was an add-on for ns-3.30 [32], which may lack RFC 9438's Reno-friendly "
-             "region. Every CUBIC cell and every mixed run is run with `tcp_friendliness` on (Tables 2-13 "
-             "above) and off. Mean errors against the paper over "
-             f"{len(frame)} cells" + (" (Access Link only in the quick form)" if quick else "") + " — median "
-             "throughput: |ours - paper| / fair share; Jain: absolute difference; queue: absolute "
-             "difference / 900 packets; drop ratio: |log10(ours / paper)|; CUBIC's share of the mixed "
-             "runs: absolute difference in percentage points / 100 — " + "; ".join(verdicts) + ".")
-    out.table("cubic_friendliness", frame,
-              "CUBIC with the Reno-friendly region on and off, against the paper's CUBIC rows (Tables 2-9) "
-              "and CUBIC's share (BD) of the mixed runs (Tables 10 and 12).")
+    verdicts = [
+        f"{metric}: {e['on']:.3f} on, {e['off']:.3f} off ({'on' if e['on'] <= e['off'] else 'off'} is nearer)"
+        for metric, e in errors.items()
+    ]
+    out.note(
+        "The paper's CUBIC was an add-on for ns-3.30 [32], which may lack RFC 9438's Reno-friendly "
+        "region. Every CUBIC cell and every mixed run is run with `tcp_friendliness` on (Tables 2-13 "
+        "above) and off. Mean errors against the paper over "
+        f"{len(frame)} cells" + (" (Access Link only in the quick form)" if quick else "") + " — median "
+        "throughput: |ours - paper| / fair share; Jain: absolute difference; queue: absolute "
+        "difference / 900 packets; drop ratio: |log10(ours / paper)|; CUBIC's share of the mixed "
+        "runs: absolute difference in percentage points / 100 — " + "; ".join(verdicts) + "."
+    )
+    out.table(
+        "cubic_friendliness",
+        frame,
+        "CUBIC with the Reno-friendly region on and off, against the paper's CUBIC rows (Tables 2-9) "
+        "and CUBIC's share (BD) of the mixed runs (Tables 10 and 12).",
+    )
 
 
 def friendliness_errors(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -483,10 +569,15 @@ def _figures(results: Mapping[str, Any], out: Artifacts) -> None:
     colors = {"droptail": "tab:red", "pie": "tab:blue", "codel": "tab:green"}
     for topo in TOPOLOGIES:
         for what, number in FIGURE_NUMBERS[topo].items():
-            panels = [(f"({'abc'[i]}) {CC_LABELS[cc]}", cc, what) for i, cc in enumerate(COMMON)] if what != "mixed" \
+            panels = (
+                [(f"({'abc'[i]}) {CC_LABELS[cc]}", cc, what) for i, cc in enumerate(COMMON)]
+                if what != "mixed"
                 else [(f"({'abc'[i]}) {LOAD_TITLES[load]}", "mixed", load) for i, load in enumerate(LOADS)]
-            out.section(f"Figure {number}: queue length, {TOPOLOGY_TITLES[topo]}, "
-                        + ("mixed TCPs" if what == "mixed" else f"common TCPs, {LOAD_TITLES[what]}"))
+            )
+            out.section(
+                f"Figure {number}: queue length, {TOPOLOGY_TITLES[topo]}, "
+                + ("mixed TCPs" if what == "mixed" else f"common TCPs, {LOAD_TITLES[what]}")
+            )
             fig, axes = plt.subplots(1, 3, figsize=(13, 3.2), sharey=True)
             for ax, (title, mix, load) in zip(axes, panels):
                 for queue in QUEUES:
@@ -500,50 +591,53 @@ def _figures(results: Mapping[str, Any], out: Artifacts) -> None:
                 ax.set_ylim(0, 950)
             axes[0].set_ylabel("queue length (packets)")
             axes[0].legend(fontsize=7, loc="lower right")
-            out.figure(f"figure_{number}", fig,
-                       "Queue length at router A (A->B) sampled every 10 ms; the grey band is the warm-up.")
+            out.figure(
+                f"figure_{number}",
+                fig,
+                "Queue length at router A (A->B) sampled every 10 ms; the grey band is the warm-up.",
+            )
 
 
 # What the paper states, per table (the measured side is in the tables and docs/reproductions.md).
 _FINDINGS = {
     "dc-quartiles": "Paper: every flow averages about 103, 10.5 and 1.05 Mbit/s (UC, MC, HC); with PIE or "
-                    "CoDel the quartiles are close together, with DropTail they spread widely and under "
-                    "heavy congestion most DropTail flows get nothing (quartiles 0/0/0: connections not "
-                    "even established). Here the DropTail cells under heavy congestion are decided by exact "
-                    "ties at router A: with them broken, every TCP locks out (docs/reproductions.md, "
-                    "'Lock-outs and exact ties'; scenarios/papers/piotrowska/lockouts_*.toml).",
+    "CoDel the quartiles are close together, with DropTail they spread widely and under "
+    "heavy congestion most DropTail flows get nothing (quartiles 0/0/0: connections not "
+    "even established). Here the DropTail cells under heavy congestion are decided by exact "
+    "ties at router A: with them broken, every TCP locks out (docs/reproductions.md, "
+    "'Lock-outs and exact ties'; scenarios/papers/piotrowska/lockouts_*.toml).",
     "dc-jain": "Paper: PIE and CoDel give Jain's index about 1.00 everywhere; DropTail 0.70-0.97 "
-               "uncongested and 0.12-0.19 under heavy congestion; C-TCP is the fairest with DropTail.",
+    "uncongested and 0.12-0.19 under heavy congestion; C-TCP is the fairest with DropTail.",
     "dc-queue": "Paper: DropTail keeps the buffer nearly full (814-900 packets); PIE holds about 168 "
-                "packets (its 2 ms target) at every load; CoDel holds about 170-220 packets "
-                "uncongested and mildly congested but 716-732 packets with a large deviation under "
-                "heavy congestion.",
+    "packets (its 2 ms target) at every load; CoDel holds about 170-220 packets "
+    "uncongested and mildly congested but 716-732 packets with a large deviation under "
+    "heavy congestion.",
     "dc-drops": "Paper: drops are negligible uncongested, 1.4-1.8 % with the AQMs mildly congested and "
-                "5.8-7.0 % heavily congested; DropTail drops least (0.1-0.7 %); PIE drops a little "
-                "more than CoDel.",
+    "5.8-7.0 % heavily congested; DropTail drops least (0.1-0.7 %); PIE drops a little "
+    "more than CoDel.",
     "al-quartiles": "Paper: the flows' throughputs differ widely with the RTTs of Table 1 for every "
-                    "TCP-AQM pair; CUBIC with DropTail is the most skewed under mild congestion "
-                    "(median 0.01 Mbit/s).",
+    "TCP-AQM pair; CUBIC with DropTail is the most skewed under mild congestion "
+    "(median 0.01 Mbit/s).",
     "al-jain": "Paper: varied RTTs lower fairness (0.41-0.94 uncongested); PIE and CoDel raise it, "
-               "most for CUBIC; C-TCP with DropTail is the fairest uncongested (0.94); under heavy "
-               "congestion the AQMs give 0.87-0.91 against 0.60-0.68 with DropTail.",
+    "most for CUBIC; C-TCP with DropTail is the fairest uncongested (0.94); under heavy "
+    "congestion the AQMs give 0.87-0.91 against 0.60-0.68 with DropTail.",
     "al-queue": "Paper: DropTail fills the buffer (727-899 packets) except C-TCP uncongested (167); PIE "
-                "keeps 23-54 packets at every load; CoDel 25-94 packets but 588-656 with a deviation "
-                "near 280 under heavy congestion.",
+    "keeps 23-54 packets at every load; CoDel 25-94 packets but 588-656 with a deviation "
+    "near 280 under heavy congestion.",
     "al-drops": "Paper: under 0.3 % uncongested, 0.3-1.3 % mildly congested, 11-16 % heavily congested "
-                "(PIE the most); C-TCP drops least, CUBIC most.",
+    "(PIE the most); C-TCP drops least, CUBIC most.",
     "dc-mixed": "Paper: with DropTail NewReno takes most of the bandwidth uncongested and mildly "
-                "congested (61 %, 69 %) and C-TCP least; under heavy congestion CUBIC takes almost all; "
-                "PIE and CoDel make the shares nearly equal (Jain 0.95-1.00). Here, under heavy congestion "
-                "with DropTail, one group takes everything once exact ties at router A are broken "
-                "(docs/reproductions.md, 'Lock-outs and exact ties').",
+    "congested (61 %, 69 %) and C-TCP least; under heavy congestion CUBIC takes almost all; "
+    "PIE and CoDel make the shares nearly equal (Jain 0.95-1.00). Here, under heavy congestion "
+    "with DropTail, one group takes everything once exact ties at router A are broken "
+    "(docs/reproductions.md, 'Lock-outs and exact ties').",
     "dc-mixedq": "Paper: as with common TCPs: DropTail full, PIE about 168 packets at every load, CoDel "
-                 "168-209 packets until heavy congestion, then 723 (217).",
+    "168-209 packets until heavy congestion, then 723 (217).",
     "al-mixed": "Paper: with DropTail C-TCP gets only 3-16 % of the bandwidth; the AQMs improve the "
-                "overall fairness (Jain 0.49-0.65 with DropTail, 0.65-0.90 with the AQMs) without "
-                "making it good.",
+    "overall fairness (Jain 0.49-0.65 with DropTail, 0.65-0.90 with the AQMs) without "
+    "making it good.",
     "al-mixedq": "Paper: DropTail 741-893 packets; PIE 38-58 packets at every load with the most drops "
-                 "(15.8 % heavily congested); CoDel 35-89 packets until heavy congestion, then 632 (281).",
+    "(15.8 % heavily congested); CoDel 35-89 packets until heavy congestion, then 632 (281).",
 }
 
 
