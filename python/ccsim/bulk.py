@@ -5,7 +5,7 @@ builds hundreds of thousands of objects (fields, links, flows, rows) and no garb
 worth collecting. With the collector on, each of its full passes walks every object built so
 far, and there are more passes the more there is to walk: on the benchmark dumbbell with
 9 000 flows the collector took about half of the validation and two thirds of the
-compilation (docs/performance-history.md, "Round 9"). Objects still get freed by reference counting
+compilation. Objects still get freed by reference counting
 while it is paused, and any cycles are collected once it runs again.
 """
 

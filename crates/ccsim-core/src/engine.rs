@@ -84,7 +84,7 @@ fn prefetch<T>(p: *const T, lines: usize) {
 
 /// An endpoint with what the engine keeps for it, in one cache line: every call into an
 /// endpoint reads its pointer and host and re-arms its timer, and with hundreds of flows
-/// three separate arrays were three cold lines per call (issue 9, round 5).
+/// three separate arrays were three cold lines per call.
 #[repr(align(64))]
 struct EndpointSlot {
     model: Box<dyn Endpoint>,
@@ -123,10 +123,8 @@ pub struct Simulation {
     /// where what the endpoint sends goes first; a small table read to prefetch that link.
     endpoint_links: Vec<u32>,
     /// Whether to prefetch for the next event ([`Simulation::prefetch_for`]): only when the
-    /// links alone outgrow a core's second-level cache. Measured (issue 9, round 7): +5 to
-    /// +10 % on the benchmark at 900 flows (3 602 link directions); −2 to −8 % at 10 and 90
-    /// flows, and −3 to −10 % on Piotrowska's 900-flow Data Center cell, whose 7 links stay
-    /// cached while its endpoints do not.
+    /// links alone outgrow a core's second-level cache: it gains where thousands of link
+    /// directions miss the cache and costs where a few links stay cached (docs/performance.md).
     prefetch_next: bool,
     queue_timers: Vec<Timer>,
     /// Scratch buffers reused for every event: drops and marks reported by a queue, packets
@@ -588,7 +586,7 @@ impl Simulation {
     /// Ask the memory system for what `event`, the next to run, reads first. With hundreds
     /// of flows its link, packet and endpoint are rarely cached, and each of these reads
     /// decides what the event reads next, so their misses add up one after the other; asked
-    /// for while the current event runs, they overlap with it (issue 9, round 7).
+    /// for while the current event runs, they overlap with it.
     #[inline(always)]
     fn prefetch_for(&self, event: Event) {
         match event {

@@ -1,4 +1,4 @@
-//! Run-time invariants (issue 8), checked in every run of a debug or test build and compiled
+//! Run-time invariants, checked in every run of a debug or test build and compiled
 //! out of release builds (`cargo test` builds with debug assertions, so every Rust test run
 //! checks them; the Python bindings are built in release mode and do not).
 //!

@@ -128,10 +128,9 @@ pub struct Packet {
 /// A slot freed by an arrival is the next one a transmission fills (last freed, first
 /// reused), so the packet is written to a slot still in cache. A wire's ring of 96-byte
 /// packets would be written one slot further each time, and with thousands of access links
-/// that slot has long left the cache (issue 9, round 5); so would a ring of (arrival, slot)
-/// entries, one heap buffer per wire, which is why a wire is now only its two ends and each
-/// slot holds, after its packet, the link to the packet behind it (round 8): an arrival reads
-/// both from the same lines.
+/// that slot has long left the cache; so would a ring of (arrival, slot) entries, one heap
+/// buffer per wire, which is why a wire is only its two ends and each slot holds, after its
+/// packet, the link to the packet behind it: an arrival reads both from the same lines.
 #[derive(Clone, Debug, Default)]
 pub struct PacketPool {
     /// Per slot: the packet, and the packet behind it on its wire (read when it arrives).

@@ -66,7 +66,7 @@ impl DropTail {
 impl QueueDisc for DropTail {
     // Always inlined into `Queue::enqueue`: the benchmark's bottleneck, and whether LLVM
     // inlines it otherwise changes with unrelated code elsewhere in the crate (a call here
-    // cost 1 % of the loop's instructions, issue 9 round 13).
+    // costs about 1 % of the loop's instructions).
     #[inline(always)]
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         if self.fits(&pkt) {

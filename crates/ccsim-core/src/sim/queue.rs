@@ -76,7 +76,7 @@ impl Event {
     /// events in this form because a `u128` travels in two registers. An `Event` argument
     /// is passed through memory, written field by field by the caller and read back whole by
     /// the callee, and such a read cannot be served from the pending narrower writes: the
-    /// load waited for them to reach the cache on every push (issue 9, round 8).
+    /// load waited for them to reach the cache on every push.
     #[inline(always)]
     fn pack(self) -> u128 {
         let (tag, a, b, c) = match self {
