@@ -12,6 +12,7 @@ pub mod cc;
 pub mod profile;
 pub mod receiver;
 pub mod rtt;
+mod scoreboard;
 pub mod sender;
 
 use crate::config::AlgoSpec;

@@ -44,6 +44,7 @@ use std::collections::VecDeque;
 
 use super::cc::{Ack, CcState, Congestion, CongestionControl, FastRecovery};
 use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
 use super::TcpConfig;
 use crate::app::{Application, Socket};
 use crate::endpoint::{Cx, Endpoint};
@@ -52,25 +53,6 @@ use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST, F
 use crate::results::FlowResult;
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::Time;
-
-/// One outstanding segment: 24 bytes, so that the walks over the window (acknowledged
-/// segments, SACKed ones) touch as few cache lines as they can. What only E-DCTCP uses is
-/// kept apart, in [`Notice`].
-#[derive(Clone, Copy, Debug)]
-struct Segment {
-    seq: u64,
-    /// When this segment was last sent.
-    xmit_time: Time,
-    len: u32,
-    /// Reported by a SACK block (RFC 6675 "SACKed").
-    sacked: bool,
-    /// Deemed lost (RFC 6675 `IsLost`, a timeout, or a NewReno retransmission).
-    lost: bool,
-    /// A retransmitted copy is in flight.
-    retrans: bool,
-    /// Sent more than once: a SACK for it does not tell which copy arrived.
-    ever_retx: bool,
-}
 
 /// E-DCTCP state of an outstanding segment that a router returned at least once.
 #[derive(Clone, Copy, Debug)]
@@ -82,12 +64,6 @@ struct Notice {
     bounces: u8,
     /// Not to be retransmitted before this time (the algorithm's backoff); 0 if not held.
     hold_until: Time,
-}
-
-impl Segment {
-    fn end(&self) -> u64 {
-        self.seq + self.len as u64
-    }
 }
 
 /// Where the sender is in loss recovery.
@@ -123,23 +99,12 @@ pub struct TcpSender {
     /// Peer's advertised window.
     rwnd: u64,
 
-    scoreboard: VecDeque<Segment>,
-    /// Segments in the scoreboard shorter than one MSS (the application had less to send).
-    /// While there are none, segment `i` starts at `front.seq + i * MSS`, so a sequence
-    /// number's index is computed instead of searched for (see [`TcpSender::seq_count`]).
-    short_segs: u32,
-    /// The byte ranges SACKed so far above `snd_una`, sorted and disjoint: their segments are
-    /// all marked, so a SACK block is applied by visiting only what lies outside them.
-    sacked_ranges: Vec<(u64, u64)>,
+    /// Every outstanding segment and its flags.
+    sb: Scoreboard,
     /// Retransmissions in the order they were sent, as (seq, send time); entries whose
     /// segment was since acknowledged, SACKed or sent again are stale and skipped. Lets the
     /// lost-retransmission check look only at the oldest ones instead of the whole window.
     retx_order: VecDeque<(u64, Time)>,
-    sacked_bytes: u64,
-    lost_bytes: u64,
-    retrans_bytes: u64,
-    /// End of the highest SACKed segment.
-    high_sacked: u64,
     /// Segments below this have been examined by the loss marking (RFC 6675 `IsLost`).
     lost_frontier: u64,
     /// Lost segments below this have all been retransmitted (search start for `NextSeg`).
@@ -147,10 +112,6 @@ pub struct TcpSender {
     /// End of the highest segment marked lost by a loss notification: `NextSeg` searches
     /// up to here as well as up to `lost_frontier`.
     notice_frontier: u64,
-    /// Latest send time among segments known delivered, RACK's `xmit_ts`: from segments sent
-    /// once that were SACKed or acknowledged, and from echoed timestamps (the copy that
-    /// arrived is then known).
-    delivered_xmit_time: Time,
 
     recovery: Recovery,
     recover: u64,
@@ -175,17 +136,6 @@ pub struct TcpSender {
     /// Segments returned by loss notifications (E-DCTCP), in sequence order; an entry goes
     /// when its segment is acknowledged. Empty for every other algorithm.
     notices: VecDeque<Notice>,
-}
-
-/// Number of ranges (sorted, disjoint) ending at or before `x`: `partition_point(|r| r.1 <= x)`.
-/// There are seldom more than a few SACKed ranges, and a scan of those is cheaper than a
-/// binary search's setup; many (heavy loss) are searched.
-#[inline]
-fn ranges_ending_by(r: &[(u64, u64)], x: u64) -> usize {
-    if r.len() > 4 {
-        return r.partition_point(|q| q.1 <= x);
-    }
-    r.iter().take_while(|q| q.1 <= x).count()
 }
 
 struct SockView<'a> {
@@ -220,6 +170,7 @@ impl TcpSender {
             dst,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             rwnd: cfg.rwnd,
+            sb: Scoreboard::new(cfg.mss),
             cfg,
             cc,
             st,
@@ -228,18 +179,10 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             app_end: 0,
-            scoreboard: VecDeque::new(),
-            short_segs: 0,
-            sacked_ranges: Vec::new(),
             retx_order: VecDeque::new(),
-            sacked_bytes: 0,
-            lost_bytes: 0,
-            retrans_bytes: 0,
-            high_sacked: 0,
             lost_frontier: 0,
             retx_hint: 0,
             notice_frontier: 0,
-            delivered_xmit_time: 0,
             recovery: Recovery::Open,
             recover: 0,
             dupacks: 0,
@@ -295,7 +238,7 @@ impl TcpSender {
 
     /// RFC 6675 `pipe`: bytes believed to be in the network.
     fn pipe(&self) -> u64 {
-        self.flight_size() - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
+        self.flight_size() - self.sb.sacked_bytes() - self.sb.lost_bytes() + self.sb.retrans_bytes()
     }
 
     fn sync_state(&mut self, now: Time) {
@@ -310,34 +253,6 @@ impl TcpSender {
         self.st.rwnd = self.rwnd;
     }
 
-    /// Number of segments starting before byte `x`: `partition_point(|s| s.seq < x)`.
-    /// Segments are contiguous from the front; while they all are one MSS long the index is
-    /// a division, which neither costs a binary search's ~10 probes nor touches the
-    /// scoreboard's (cold, at many flows) middle.
-    fn seq_count(&self, x: u64) -> usize {
-        let i = self.uniform_count(x, u64::div_ceil);
-        let i = i.unwrap_or_else(|| self.scoreboard.partition_point(|s| s.seq < x));
-        debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.seq < x));
-        i
-    }
-
-    /// Number of segments ending at or before byte `x`: `partition_point(|s| s.end() <= x)`,
-    /// computed as in [`TcpSender::seq_count`].
-    fn end_count(&self, x: u64) -> usize {
-        let i = self.uniform_count(x, |d, mss| d / mss);
-        let i = i.unwrap_or_else(|| self.scoreboard.partition_point(|s| s.end() <= x));
-        debug_assert_eq!(i, self.scoreboard.partition_point(|s| s.end() <= x));
-        i
-    }
-
-    /// While every segment is one MSS long: `divide(x - front.seq, MSS)`, at most the number
-    /// of segments; `None` otherwise (or with an empty scoreboard).
-    #[inline]
-    fn uniform_count(&self, x: u64, divide: fn(u64, u64) -> u64) -> Option<usize> {
-        let f = self.scoreboard.front().filter(|_| self.short_segs == 0)?;
-        Some(divide(x.saturating_sub(f.seq), self.cfg.mss as u64).min(self.scoreboard.len() as u64) as usize)
-    }
-
     /// E-DCTCP: until when segment `seq` is held back from retransmission (0: not held).
     fn hold_until(&self, seq: u64) -> Time {
         if self.notices.is_empty() {
@@ -346,172 +261,11 @@ impl TcpSender {
         self.notices.binary_search_by_key(&seq, |n| n.seq).map_or(0, |k| self.notices[k].hold_until)
     }
 
-    fn index_of(&self, seq: u64) -> Option<usize> {
-        let i = self.seq_count(seq);
-        (i < self.scoreboard.len() && self.scoreboard[i].seq == seq).then_some(i)
-    }
-
-    // ----- scoreboard flag changes, keeping the byte counters exact -----
-
-    fn mark_lost(&mut self, i: usize) {
-        let s = &mut self.scoreboard[i];
-        if !s.lost && !s.sacked {
-            s.lost = true;
-            self.lost_bytes += s.len as u64;
-        }
-    }
-
-    fn mark_sacked(&mut self, i: usize) {
-        let s = &mut self.scoreboard[i];
-        if s.sacked {
-            return;
-        }
-        s.sacked = true;
-        self.sacked_bytes += s.len as u64;
-        if !s.ever_retx {
-            self.delivered_xmit_time = self.delivered_xmit_time.max(s.xmit_time);
-        }
-        if s.lost {
-            self.lost_bytes -= s.len as u64;
-        }
-        if s.retrans {
-            self.retrans_bytes -= s.len as u64;
-        }
-        self.high_sacked = self.high_sacked.max(s.end());
-    }
-
-    /// Remove segments cumulatively acknowledged by `ack`.
-    fn remove_acked(&mut self, ack: u64) {
-        while self.notices.front().is_some_and(|n| n.end <= ack) {
-            self.notices.pop_front();
-        }
-        while let Some(s) = self.scoreboard.front() {
-            if s.end() > ack {
-                break;
-            }
-            let s = self.scoreboard.pop_front().expect("front exists");
-            if s.len != self.cfg.mss {
-                self.short_segs -= 1;
-            }
-            if !s.ever_retx {
-                self.delivered_xmit_time = self.delivered_xmit_time.max(s.xmit_time);
-            }
-            if s.sacked {
-                self.sacked_bytes -= s.len as u64;
-            } else {
-                if s.lost {
-                    self.lost_bytes -= s.len as u64;
-                }
-                if s.retrans {
-                    self.retrans_bytes -= s.len as u64;
-                }
-            }
-        }
-    }
-
-    /// Apply the SACK blocks of `pkt` (RFC 6675 `Update()`); true if anything new was SACKed.
-    /// A segment is SACKed when a block covers it whole. Blocks repeat what earlier ACKs
-    /// reported, so only the parts of a block outside `sacked_ranges` are visited: the cost is
-    /// the newly SACKed segments, not the size of the blocks. (Segments keep their boundaries
-    /// when retransmitted, so a segment inside the remembered ranges was inside one block.)
-    fn update_sack(&mut self, pkt: &Packet) -> bool {
-        let before = self.sacked_bytes;
-        for b in &pkt.sack[..pkt.sack_len as usize] {
-            let (start, end) = (pkt.ack + b.start as u64, pkt.ack + b.end as u64);
-            if end <= start {
-                continue;
-            }
-            let mut lo = start;
-            let mut k = ranges_ending_by(&self.sacked_ranges, lo);
-            if self.sacked_ranges.get(k).is_some_and(|&(rs, re)| rs <= start && re >= end) {
-                // Inside one remembered range (most blocks repeat an earlier ACK's): nothing
-                // to mark, and remembering it again would change nothing.
-                continue;
-            }
-            while lo < end {
-                let gap_end = match self.sacked_ranges.get(k) {
-                    Some(&(rs, re)) if rs <= lo => {
-                        lo = re;
-                        k += 1;
-                        continue;
-                    }
-                    Some(&(rs, _)) => rs.min(end),
-                    None => end,
-                };
-                // Segments overlapping the uncovered part [lo, gap_end) of the block.
-                let mut i = self.end_count(lo);
-                while i < self.scoreboard.len() && self.scoreboard[i].seq < gap_end {
-                    let s = &self.scoreboard[i];
-                    if s.seq >= start && s.end() <= end {
-                        self.mark_sacked(i);
-                    }
-                    i += 1;
-                }
-                lo = gap_end;
-            }
-            // Only what has been sent is remembered: a (malformed) block beyond SND.NXT must
-            // not hide segments sent later from the blocks that will cover them.
-            self.remember_sacked(start, end.min(self.snd_nxt));
-        }
-        self.sacked_bytes > before
-    }
-
-    /// Add `[start, end)` to `sacked_ranges`, merging with overlapping or touching ranges.
-    fn remember_sacked(&mut self, start: u64, end: u64) {
-        if end <= start {
-            return;
-        }
-        let r = &mut self.sacked_ranges;
-        let i = ranges_ending_by(r, start.saturating_sub(1));
-        let mut j = i;
-        let (mut s, mut e) = (start, end);
-        while j < r.len() && r[j].0 <= end {
-            s = s.min(r[j].0);
-            e = e.max(r[j].1);
-            j += 1;
-        }
-        if j == i {
-            r.insert(i, (s, e));
-        } else {
-            r[i] = (s, e);
-            r.drain(i + 1..j);
-        }
-    }
-
-    /// RFC 6675 `IsLost`: a segment is lost once `DupThresh` SACKed segments lie above it.
-    /// Marking is monotone, so only segments between the previous frontier and the new one
-    /// are visited.
+    /// RFC 6675 `IsLost` over the scoreboard, once anything above SND.UNA is SACKed.
     fn mark_sack_losses(&mut self) {
-        if self.high_sacked <= self.snd_una {
-            return;
+        if self.sb.high_sacked() > self.snd_una {
+            self.sb.mark_sack_losses(self.cfg.dupthresh, &mut self.lost_frontier);
         }
-        // Walk down from the highest SACKed segment to the DupThresh-th SACKed one.
-        let mut i = self.end_count(self.high_sacked.saturating_sub(1));
-        let mut seen = 0;
-        let frontier = loop {
-            if i >= self.scoreboard.len() {
-                return;
-            }
-            if self.scoreboard[i].sacked {
-                seen += 1;
-                if seen >= self.cfg.dupthresh {
-                    break self.scoreboard[i].seq;
-                }
-            }
-            if i == 0 {
-                return;
-            }
-            i -= 1;
-        };
-        if frontier <= self.lost_frontier {
-            return;
-        }
-        let mut j = self.seq_count(self.lost_frontier);
-        while j < self.scoreboard.len() && self.scoreboard[j].seq < frontier {
-            self.mark_lost(j);
-            j += 1;
-        }
-        self.lost_frontier = frontier;
     }
 
     /// A retransmission is lost once data sent more than a reordering window after it has
@@ -524,15 +278,14 @@ impl TcpSender {
         // `delivered_xmit_time` only grows and the reordering window only shrinks, so the
         // retransmissions found lost are always the oldest ones: pop them from the front.
         while let Some(&(seq, sent)) = self.retx_order.front() {
-            if sent + reo_wnd >= self.delivered_xmit_time {
+            if sent + reo_wnd >= self.sb.delivered_xmit_time() {
                 break;
             }
             self.retx_order.pop_front();
-            let Some(i) = self.index_of(seq) else { continue }; // acknowledged meanwhile
-            let s = &mut self.scoreboard[i];
+            let Some(i) = self.sb.index_of(seq) else { continue }; // acknowledged meanwhile
+            let s = self.sb[i];
             if s.retrans && !s.sacked && s.xmit_time == sent {
-                s.retrans = false;
-                self.retrans_bytes -= s.len as u64;
+                self.sb.clear_retrans(i);
                 self.retx_hint = self.retx_hint.min(s.seq);
                 after_reduction |= sent >= self.reduced_at;
             }
@@ -599,20 +352,12 @@ impl TcpSender {
 
     /// Retransmit the segment at index `i` regardless of the window.
     fn retransmit(&mut self, i: usize, cx: &mut Cx) {
-        self.mark_lost(i);
-        if self.retrans_bytes == 0 {
+        if self.sb.retrans_bytes() == 0 {
             // No retransmission is outstanding: every remembered one is stale.
             self.retx_order.clear();
         }
-        self.retx_order.push_back((self.scoreboard[i].seq, cx.now));
-        let s = &mut self.scoreboard[i];
-        if !s.retrans {
-            s.retrans = true;
-            self.retrans_bytes += s.len as u64;
-        }
-        s.xmit_time = cx.now;
-        s.ever_retx = true;
-        let (seq, len) = (s.seq, s.len);
+        self.retx_order.push_back((self.sb[i].seq, cx.now));
+        let (seq, len) = self.sb.retransmitted(i, cx.now);
         self.emit(seq, len, true, cx);
     }
 
@@ -620,16 +365,16 @@ impl TcpSender {
     /// Segments held by a backoff are skipped; the hint may pass them, and
     /// [`TcpSender::release_holds`] moves it back when their hold ends.
     fn next_lost(&mut self, now: Time) -> Option<usize> {
-        if self.lost_bytes == 0 {
+        if self.sb.lost_bytes() == 0 {
             // Nothing is lost and un-SACKed (the common case, checked on every transmission).
             // The hint is left where it is: a lower start finds the same segment, since
             // whatever makes a segment below it eligible again also lowers the hint.
             return None;
         }
-        let mut i = self.seq_count(self.retx_hint);
+        let mut i = self.sb.seq_count(self.retx_hint);
         let frontier = self.lost_frontier.max(self.notice_frontier);
-        while i < self.scoreboard.len() {
-            let s = &self.scoreboard[i];
+        while i < self.sb.len() {
+            let s = &self.sb[i];
             if s.seq >= frontier && !s.lost {
                 break;
             }
@@ -638,7 +383,7 @@ impl TcpSender {
             }
             i += 1;
         }
-        self.retx_hint = self.scoreboard.get(i).map_or(self.snd_nxt, |s| s.seq);
+        self.retx_hint = if i < self.sb.len() { self.sb[i].seq } else { self.snd_nxt };
         None
     }
 
@@ -654,12 +399,12 @@ impl TcpSender {
         let mut pipe = self.pipe();
         loop {
             if let Some(i) = self.next_lost(cx.now) {
-                let len = self.scoreboard[i].len as u64;
+                let len = self.sb[i].len as u64;
                 if pipe + len > window {
                     break;
                 }
                 self.retransmit(i, cx);
-                self.retx_hint = self.scoreboard[i].end();
+                self.retx_hint = self.sb[i].end();
                 pipe = self.pipe();
                 continue;
             }
@@ -669,18 +414,7 @@ impl TcpSender {
             }
             pipe += len;
             let seq = self.snd_nxt;
-            if len != mss {
-                self.short_segs += 1;
-            }
-            self.scoreboard.push_back(Segment {
-                seq,
-                len: len as u32,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                xmit_time: cx.now,
-                ever_retx: false,
-            });
+            self.sb.push(seq, len as u32, cx.now);
             self.snd_nxt += len;
             self.emit(seq, len as u32, false, cx);
         }
@@ -695,12 +429,12 @@ impl TcpSender {
         let ack = pkt.ack.min(self.snd_nxt);
         let ece = self.cfg.ecn && pkt.flags & FLAG_ECE != 0;
         if pkt.ts_echo <= now {
-            self.delivered_xmit_time = self.delivered_xmit_time.max(pkt.ts_echo);
+            self.sb.delivered_sent_at(pkt.ts_echo);
         }
-        if self.cfg.sack && pkt.sack_len > 0 && self.update_sack(pkt) {
+        if self.cfg.sack && pkt.sack_len > 0 && self.sb.update_sack(pkt, self.snd_nxt) {
             self.mark_sack_losses();
             if self.cfg.lost_retransmit
-                && self.retrans_bytes > 0
+                && self.sb.retrans_bytes() > 0
                 && self.mark_lost_retransmissions()
                 && self.recovery != Recovery::Open
             {
@@ -715,10 +449,10 @@ impl TcpSender {
         // Linux's `ca_rtt`: from the newest segment this ACK covers, which triggered it, so
         // the receiver's delayed-ACK wait is left out; only for a segment sent once and not
         // SACKed before (whose arrival this ACK then reports).
-        let newest = self.end_count(ack);
+        let newest = self.sb.end_count(ack);
         let rtt_last = newest
             .checked_sub(1)
-            .map(|i| self.scoreboard[i])
+            .map(|i| self.sb[i])
             .filter(|s| !s.ever_retx && !s.sacked && s.xmit_time <= now)
             .map(|s| now - s.xmit_time);
         let nc_echo = pkt.flags & FLAG_NC_ECHO != 0;
@@ -735,16 +469,14 @@ impl TcpSender {
                 self.st.min_rtt = self.rtt.min_rtt;
                 self.cc.on_rtt_sample(&self.st, r);
             }
-            self.remove_acked(ack);
-            if !self.sacked_ranges.is_empty() {
-                let gone = ranges_ending_by(&self.sacked_ranges, ack);
-                self.sacked_ranges.drain(..gone);
+            while self.notices.front().is_some_and(|n| n.end <= ack) {
+                self.notices.pop_front();
             }
+            self.sb.remove_acked(ack);
             self.snd_una = ack;
             self.dupacks = 0;
             self.retx_hint = self.retx_hint.max(ack);
             self.lost_frontier = self.lost_frontier.max(ack);
-            self.high_sacked = self.high_sacked.max(ack);
             // Since the full sync above only SND.UNA and the scoreboard counters changed.
             self.st.snd_una = self.snd_una;
             self.st.flight_size = self.flight_size();
@@ -768,7 +500,7 @@ impl TcpSender {
                     if !self.cfg.sack {
                         // Partial ACK, RFC 6582 §3.2 step 5: retransmit the next hole, deflate
                         // by the amount acknowledged, add back one SMSS if that was >= SMSS.
-                        if let Some(i) = self.index_of(self.snd_una) {
+                        if let Some(i) = self.sb.index_of(self.snd_una) {
                             self.retransmit(i, cx);
                         }
                         let mss = self.cfg.mss as u64;
@@ -815,7 +547,7 @@ impl TcpSender {
         if self.recovery == Recovery::Fast || self.snd_una == self.snd_nxt {
             return;
         }
-        let head_lost = self.cfg.sack && self.scoreboard.front().is_some_and(|s| s.lost);
+        let head_lost = self.cfg.sack && self.sb.front().is_some_and(|s| s.lost);
         if !(self.dupacks >= self.cfg.dupthresh || head_lost) {
             return;
         }
@@ -854,16 +586,12 @@ impl TcpSender {
     /// after the last reduction reduces again, RFC 5681 §4.3).
     fn on_loss_notice(&mut self, pkt: &Packet, cx: &mut Cx) {
         cx.stats.count(cx.now, |s| &mut s.loss_notices);
-        let Some(i) = self.index_of(pkt.seq) else { return }; // acknowledged meanwhile
-        let seg = &mut self.scoreboard[i];
+        let Some(i) = self.sb.index_of(pkt.seq) else { return }; // acknowledged meanwhile
+        let seg = self.sb[i];
         if seg.sacked || seg.xmit_time > pkt.ts {
             return; // delivered, or the notice is about an older copy
         }
-        let was_retrans = seg.retrans;
-        if was_retrans {
-            seg.retrans = false;
-            self.retrans_bytes -= seg.len as u64;
-        }
+        let was_retrans = self.sb.clear_retrans(i);
         let (xmit_time, end) = (seg.xmit_time, seg.end());
         let k = match self.notices.binary_search_by_key(&pkt.seq, |n| n.seq) {
             Ok(k) => k,
@@ -875,11 +603,11 @@ impl TcpSender {
         let n = &mut self.notices[k];
         n.bounces = n.bounces.saturating_add(1);
         let bounces = n.bounces;
-        self.mark_lost(i);
+        self.sb.mark_lost(i);
         self.sync_state(cx.now);
         let hold = self.cc.on_loss_notice(&self.st, bounces as u32, &mut self.rng);
         self.retx_hint = self.retx_hint.min(pkt.seq);
-        self.notice_frontier = self.notice_frontier.max(self.scoreboard[i].end());
+        self.notice_frontier = self.notice_frontier.max(end);
         match self.recovery {
             Recovery::Open if self.snd_una >= self.recover && self.snd_una < self.snd_nxt => {
                 self.start_fast_recovery(cx);
@@ -967,12 +695,8 @@ impl TcpSender {
         self.dupacks = 0;
         // Everything not SACKed is presumed lost and no retransmission is still in flight;
         // the SACK information is kept (RFC 6675 §5.1).
-        self.retrans_bytes = 0;
         self.retx_order.clear();
-        for i in 0..self.scoreboard.len() {
-            self.scoreboard[i].retrans = false;
-            self.mark_lost(i);
-        }
+        self.sb.all_lost();
         for n in self.notices.iter_mut() {
             n.hold_until = 0;
         }
@@ -1724,14 +1448,14 @@ mod tests {
                 h.ack(cum, &blocks, 0);
                 assert!(h.s.snd_una >= before);
                 let mut sacked_bytes = 0;
-                for seg in h.s.scoreboard.iter() {
+                for seg in h.s.sb.iter() {
                     let n = (seg.seq / 1000) as usize;
                     assert_eq!(seg.sacked, n < 60 && covered[n], "segment {n}");
                     if seg.sacked {
                         sacked_bytes += seg.len as u64;
                     }
                 }
-                assert_eq!(h.s.sacked_bytes, sacked_bytes);
+                assert_eq!(h.s.sb.sacked_bytes(), sacked_bytes);
             }
         }
     }
