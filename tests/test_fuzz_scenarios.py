@@ -711,7 +711,7 @@ def test_hostile_values_anywhere_exit_0_or_2_quickly_with_one_short_line(case: t
 
 
 @settings(
-    max_examples=6,
+    max_examples=6 * SCALE,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
