@@ -13,7 +13,7 @@ $(BIN)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.5,<2" "pydantic>=2.5" "numpy>=1.26" "pandas>=2.1" \
-		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" "statsmodels>=0.14" "scipy>=1.11" \
+		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" "statsmodels>=0.14" "scipy>=1.11" "jinja2>=3.1" \
 		"ruff==0.17.6" "mypy==2.4.1"
 	touch $@
 
@@ -42,8 +42,8 @@ test-python: lint-python
 
 # House rules for the Python: ruff (lint and format, pyproject.toml) and mypy on the package.
 lint-python: setup
-	$(BIN)/ruff check python tests bench --exclude bench/ns3
-	$(BIN)/ruff format --check python tests bench --exclude bench/ns3
+	$(BIN)/ruff check python tests bench
+	$(BIN)/ruff format --check python tests bench
 	$(BIN)/mypy
 
 bench: develop
@@ -52,8 +52,8 @@ bench: develop
 	$(BIN)/python bench/memory.py
 
 # ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): builds ns-3 from
-# Debian's source package with its optimized profile (once, cached in bench/ns3/.build/; about
-# 15 minutes on one core; adds a deb-src entry and installs cmake if missing), compiles
+# Debian's source package with its optimized profile (once, cached in bench/ns3/.build/; 6
+# minutes on one core here; adds a deb-src entry and installs cmake if missing), compiles
 # bench/ns3/dumbbell.cc against it, runs both, prints the table. BENCH_NS3_ARGS=--also-pypi adds
 # the PyPI package ns3 (a slower build) as a second column; --ns3-jobs=1 builds on one core.
 bench-ns3: develop

@@ -22,7 +22,7 @@ docs/performance-history.md are these (s10: 10 flows, 5 s, warm-up 2.5 s; s900: 
 `target/release/ccsim-bench` directly.
 
 `--instructions` runs each configuration once under callgrind instead and prints the
-instructions executed inside the event loop (`Simulation::run_until`) per event: a
+instructions executed inside the event loop (`Simulation::advance`) per event: a
 repeatable figure where wall time is not, which shows a change of code generation (an
 inlining lost to an unrelated change, say) that the machine's noise would hide. Pair it with
 `--duration 5 --warmup 2.5` for s10 and `--duration 3 --warmup 1.5` for s900. It needs
@@ -193,7 +193,7 @@ def instructions(flows: list[int], config: Callable[[int], str]) -> int:
                     "valgrind",
                     "--tool=callgrind",
                     f"--callgrind-out-file={tmp}/callgrind.out",
-                    "--toggle-collect=ccsim_core::engine::Simulation::run_until",
+                    "--toggle-collect=ccsim_core::engine::Simulation::advance",
                     str(BINARY),
                     str(path),
                 ],

@@ -398,9 +398,10 @@ def fake_built_tree(root: Path) -> Path:
 
 
 def test_fetching_the_source_uses_a_downloaded_tarball_without_apt(run, tmp_path, monkeypatch):
-    (tmp_path / "ns3_3.37.orig.tar.bz2").write_text("")
+    (tmp_path / "bookworm").mkdir()
+    (tmp_path / "bookworm" / "ns3_3.37.orig.tar.bz2").write_text("")
     monkeypatch.setattr(run.shutil, "which", lambda name: pytest.fail(f"looked for {name}"))
-    assert run.fetch_ns3_source(tmp_path) == tmp_path / "ns3_3.37.orig.tar.bz2"
+    assert run.fetch_ns3_source(tmp_path, "bookworm") == tmp_path / "bookworm" / "ns3_3.37.orig.tar.bz2"
 
 
 def test_a_deb_src_entry_is_found_in_either_format_and_only_for_the_suite(run, tmp_path):
@@ -425,3 +426,15 @@ def test_make_bench_ns3_runs_run_py():
     makefile = (ROOT / "Makefile").read_text()
     target = makefile[makefile.index("\nbench-ns3:") :].split("\n\n")[0]
     assert "bench/ns3/run.py $(BENCH_NS3_ARGS)" in target
+
+
+def test_a_source_trees_key_ignores_what_a_build_leaves_in_it(run, tmp_path):
+    tree = fake_source(tmp_path / "source")
+    key = run.tree_sha256(tree)
+    inner = tree / "ns-allinone-3.99" / "ns-3.99"
+    for made in ("build/lib/libns3.99-core-optimized.so", "cmake-cache/CMakeCache.txt"):
+        (inner / made).parent.mkdir(parents=True, exist_ok=True)
+        (inner / made).write_text("x")
+    assert run.tree_sha256(tree) == key
+    (inner / "CMakeLists.txt").write_text("project(ns3) # patched\n")
+    assert run.tree_sha256(tree) != key

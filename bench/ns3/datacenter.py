@@ -12,8 +12,10 @@ with 900 the longest), so it runs two at a time.
     .venv/bin/python bench/ns3/datacenter.py [--count 1] [--seeds 1,2,3] [--stacks tc,one]
         [--cc newreno|cubic] [--duration 100] [--warmup 30] [--raw DIR]
 
-Runs with the project's .venv (for `ccsim`) after `make bench-ns3` has set up
-bench/ns3/.venv (this compiles datacenter.cc the same way).
+Runs with the project's .venv (for `ccsim`); it compiles datacenter.cc against the PyPI
+package `ns3` 3.44 (run.py's `pypi_build`, installed into bench/ns3/.venv if missing), the
+version whose behaviour docs/reproductions.md reports, not against `make bench-ns3`'s
+optimized 3.37 build (which is about speed).
 """
 
 from __future__ import annotations
@@ -80,7 +82,12 @@ def run_ns3(binary: Path, stack: str, socket_type: str, count: int, seed: int, d
 def run_ccsim(cc: str, count: int, seed: int, duration: float, warmup: float) -> dict:
     import ccsim
 
-    overrides = [f"flows.count={count}", f"flows.cc={cc}", f"simulation.duration={duration}s", f"simulation.warmup={warmup}s"]
+    overrides = [
+        f"flows.count={count}",
+        f"flows.cc={cc}",
+        f"simulation.duration={duration}s",
+        f"simulation.warmup={warmup}s",
+    ]
     result = ccsim.run(SCENARIO, seed=seed, overrides=overrides)
     flows = result.flows
     return {"raw": None, **summarize(list(flows["group"]), list(flows["goodput_bps"]))}
@@ -89,7 +96,7 @@ def run_ccsim(cc: str, count: int, seed: int, duration: float, warmup: float) ->
 def main(argv: list[str] | None = None) -> int:
     # run.py beside this script (its directory is on sys.path); TWIN_CC maps the scenario's
     # `cc` to ns-3's socket type, as for the benchmark's twin.
-    from run import TWIN_CC, compile_twin
+    from run import TWIN_CC, compile_twin, pypi_build
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=1, help="flows per source-sink pair (1, 10, 100)")
@@ -103,11 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     stacks = [s for s in args.stacks.split(",") if s]
 
-    binary = compile_twin(HERE / "datacenter.cc")
+    # ns-3 3.44 (the PyPI package), the version docs/reproductions.md quotes: behaviour, not speed.
+    binary = compile_twin(HERE / "datacenter.cc", pypi_build())
 
     jobs = [(stack, seed) for seed in seeds for stack in stacks]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        ns3 = dict(zip(jobs, pool.map(lambda j: run_ns3(binary, j[0], TWIN_CC[args.cc], args.count, j[1], args.duration, args.warmup), jobs)))
+        ns3 = dict(
+            zip(
+                jobs,
+                pool.map(
+                    lambda j: run_ns3(binary, j[0], TWIN_CC[args.cc], args.count, j[1], args.duration, args.warmup),
+                    jobs,
+                ),
+            )
+        )
     rows = [(f"ns-3, {stack}", seed, ns3[(stack, seed)]) for stack, seed in jobs]
     rows += [("ccsim", seed, run_ccsim(args.cc, args.count, seed, args.duration, args.warmup)) for seed in seeds]
     if args.raw:
@@ -115,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         for (stack, seed), r in ns3.items():
             (args.raw / f"ns3-{stack}-{args.cc}-{args.count}-{seed}.json").write_text(json.dumps(r["raw"]))
 
-    print(f"Data Center, DropTail, {args.cc}, {9 * args.count} flows, {args.duration:g} s (statistics from {args.warmup:g} s)")
+    print(
+        f"Data Center, DropTail, {args.cc}, {9 * args.count} flows, {args.duration:g} s (statistics from {args.warmup:g} s)"
+    )
     print(
         f"{'simulator':<12} {'seed':>4}  {'N1':>7} {'N2':>7} {'N3':>7} (Mbit/s)  {'flow quartiles':>20}  "
         f"{'idle':>9}  {'Jain':>5}  lock-out"

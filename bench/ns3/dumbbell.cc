@@ -1,5 +1,7 @@
-// The benchmark dumbbell (docs/performance.md, "Method"), built in ns-3 (3.44, the PyPI `ns3`
-// package) as the twin of what `make bench` runs in ccsim (bench/bench.py, ccsim-bench).
+// The benchmark dumbbell (docs/performance.md, "Method"), built in ns-3 as the twin of what
+// `make bench` runs in ccsim (bench/bench.py, ccsim-bench). bench/ns3/run.py compiles it against
+// ns-3 3.37 built from Debian's source package with the optimized profile (C++17) and, with
+// --also-pypi, against the PyPI package `ns3` 3.44 (C++20); the source is the same for both.
 //
 //   N senders S_i --1 Gbit/s, d_i-- A ==100 Mbit/s, 2 ms== B --1 Gbit/s, d_i-- N receivers R_i
 //   d_i = 1 + 48 i / (N - 1) ms (base RTT 8..200 ms)
@@ -7,7 +9,7 @@
 // Choices, each to make the twin equal to ccsim's scenario:
 // - The only buffer that can drop is the point-to-point device queue of A towards B: a
 //   DropTailQueue of 900 packets. The traffic-control layer's root queue discs (FqCoDel in
-//   3.44, which Ipv4AddressHelper installs by default) are removed from every device,
+//   3.37 and 3.44, which Ipv4AddressHelper installs by default) are removed from every device,
 //   so a packet goes from IP straight to the device queue and there is one buffer per link
 //   direction, as in ccsim. The device queue holds the packets waiting for the wire and not
 //   the one being serialized (PointToPointNetDevice dequeues before transmitting), which is
