@@ -1,0 +1,285 @@
+//! Building a simulation from its configuration: every check names the offending field.
+
+use super::*;
+
+fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
+    let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
+    let params = Params::resolve(field, model.params, &spec.params)?;
+    let limit = model.params.iter().any(|p| p.name == "limit").then(|| params.size("limit"));
+    Ok(Queue::new(model.name, (model.build)(&params), rng, warmup).with_checks(field, limit))
+}
+
+impl Simulation {
+    /// Check `cfg` and build the network. Every error names the offending field.
+    pub fn new(cfg: &Config) -> Result<Simulation, ConfigError> {
+        if cfg.duration_ns == 0 {
+            return Err(ConfigError::new("duration_ns", "must be positive"));
+        }
+        if cfg.warmup_ns >= cfg.duration_ns {
+            return Err(ConfigError::new("warmup_ns", "must be shorter than the duration"));
+        }
+        if cfg.nodes.is_empty() {
+            return Err(ConfigError::new("nodes", "at least one node is needed"));
+        }
+        cfg.check_node_indices()?;
+        let mut names = BTreeMap::new();
+        for (i, node) in cfg.nodes.iter().enumerate() {
+            if names.insert(node.name.as_str(), i).is_some() {
+                return Err(ConfigError::new(
+                    format!("nodes[{i}].name"),
+                    format!("duplicate node name '{}'", node.name),
+                ));
+            }
+        }
+        let node_names: Vec<String> = cfg.nodes.iter().map(|n| n.name.clone()).collect();
+
+        // Links.
+        let mut links = Vec::with_capacity(2 * cfg.links.len());
+        for (i, l) in cfg.links.iter().enumerate() {
+            if l.a == l.b {
+                return Err(ConfigError::new(format!("links[{i}]"), "a link must join two different nodes"));
+            }
+            // Link 2 i runs from a to b, 2 i + 1 back (as `route::out_links` numbers them).
+            for (dir, (from, to), spec) in [("ab", (l.a, l.b), &l.ab), ("ba", (l.b, l.a), &l.ba)] {
+                let index = links.len() as u32;
+                let field = format!("links[{i}].{dir}");
+                links.push(Self::build_link(cfg, &node_names, index, from, to, spec, &field)?);
+            }
+        }
+        let mut node_processing = Vec::with_capacity(cfg.nodes.len());
+        for (i, node) in cfg.nodes.iter().enumerate() {
+            let stage = match &node.processing {
+                Some(given) => {
+                    let p = Params::resolve(&format!("nodes[{i}].processing"), processing::PARAMS, given)?;
+                    Processing::from_params(&p, Rng::stream(cfg.seed, Stream::Node(i as u32)))
+                }
+                None => None,
+            };
+            node_processing.push(stage.map(Box::new));
+        }
+        let routes = Routes::of(cfg);
+
+        // Flows and their endpoints.
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * cfg.flows.len());
+        let mut endpoint_host = Vec::with_capacity(2 * cfg.flows.len());
+        let mut listeners: Vec<Vec<u32>> = vec![Vec::new(); cfg.flows.len()];
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let field = format!("flows[{i}]");
+            for (end, v) in [("src", f.src), ("dst", f.dst)] {
+                if cfg.nodes[v as usize].kind != NodeKind::Host {
+                    return Err(ConfigError::new(
+                        format!("{field}.{end}"),
+                        format!("node '{}' is a router; flows run between hosts", node_names[v as usize]),
+                    ));
+                }
+            }
+            if f.src == f.dst {
+                return Err(ConfigError::new(field, "source and destination are the same host"));
+            }
+            for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
+                if routes.path(from, to).is_none() {
+                    return Err(ConfigError::new(
+                        field,
+                        format!(
+                            "no route from '{}' to '{}': they are not connected through routers",
+                            node_names[from as usize], node_names[to as usize]
+                        ),
+                    ));
+                }
+            }
+            let mut rng = Rng::stream(cfg.seed, Stream::Flow(i as u32));
+            let start = match f.start_max_ns {
+                Some(hi) if hi < f.start_ns => {
+                    return Err(ConfigError::new(format!("{field}.start_max_ns"), "window ends before it starts"))
+                }
+                Some(hi) => rng.range_u64(f.start_ns, hi),
+                None => f.start_ns,
+            };
+            if f.stop_ns.is_some_and(|s| s < start) {
+                return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
+            }
+            let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
+            let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
+            crate::app::check(app_model.name, &app_params, &format!("{field}.app"))?;
+            let app = (app_model.build)(&app_params, start, f.stop_ns, Rng::stream(cfg.seed, Stream::App(i as u32)));
+            let id = i as u32;
+            if let Some(to) = app.trigger_flow() {
+                if to as usize >= cfg.flows.len() || to == id {
+                    return Err(ConfigError::new(
+                        format!("{field}.app.to"),
+                        format!("must name another flow (0..{})", cfg.flows.len()),
+                    ));
+                }
+                listeners[to as usize].push(id);
+            }
+            let model = find(TRANSPORTS, &f.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
+            let params = Params::resolve(&format!("{field}.transport"), model.params, &f.transport.params)?;
+            let (sender, receiver) =
+                (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng })?;
+            endpoints.push(sender);
+            endpoints.push(receiver);
+            endpoint_host.push(f.src);
+            endpoint_host.push(f.dst);
+            flows.push(FlowInfo {
+                name: f.name.clone().unwrap_or_else(|| i.to_string()),
+                group: f.group.clone(),
+                src: f.src,
+                dst: f.dst,
+                transport: f.transport.kind.clone(),
+                app: f.app.kind.clone(),
+                start,
+            });
+        }
+
+        let queue_index = |name: &str, field: &str| -> Result<u32, ConfigError> {
+            links.iter().position(|l| l.name == name).map(|i| i as u32).ok_or_else(|| {
+                ConfigError::new(field, format!("no queue named '{name}' (queues are named 'from->to')"))
+            })
+        };
+        let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(b, "bottleneck")).transpose()?;
+        let sampler = match cfg.trace.interval_ns {
+            Some(interval) if interval > 0 => {
+                let queues: Vec<u32> = if cfg.trace.queues.is_empty() {
+                    (0..links.len() as u32).filter(|&l| routes.is_router(links[l as usize].from)).collect()
+                } else {
+                    cfg.trace
+                        .queues
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| queue_index(q, &format!("trace.queues[{i}]")))
+                        .collect::<Result<_, _>>()?
+                };
+                let cwnd_flows: Vec<u32> = if cfg.trace.cwnd {
+                    (0..flows.len() as u32).filter(|&f| endpoints[2 * f as usize].cwnd().is_some()).collect()
+                } else {
+                    Vec::new()
+                };
+                let counter_flows: Vec<u32> =
+                    if cfg.trace.flow_counters { (0..flows.len() as u32).collect() } else { Vec::new() };
+                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
+                Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns })
+            }
+            _ => None,
+        };
+        let jain_flows = match &cfg.jain_flows {
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|&&f| f as usize >= flows.len()) {
+                    return Err(ConfigError::new(
+                        "jain_flows",
+                        format!("flow {bad} does not exist ({} flows)", flows.len()),
+                    ));
+                }
+                list.clone()
+            }
+            None => (0..flows.len() as u32).collect(),
+        };
+
+        let (control, flow_control) = crate::ncs::build_loops(cfg)?;
+
+        let n_links = links.len();
+        let n_endpoints = endpoints.len();
+        let inv = Invariants::new(&links);
+        let prefetch_next = links.len() * std::mem::size_of::<LinkDir>() > PREFETCH_ABOVE_BYTES;
+        let endpoint_links = endpoint_host.iter().map(|&host| routes.only_link(host)).collect();
+        let mut sim = Simulation {
+            now: 0,
+            duration: cfg.duration_ns,
+            warmup: cfg.warmup_ns,
+            seed: cfg.seed,
+            events: EventQueue::new(),
+            executed: 0,
+            stall_time: Time::MAX,
+            stall_since: 0,
+            stall_check: 1 << 16,
+            stall_events: STALL_EVENTS,
+            node_names,
+            links,
+            routes,
+            processing: node_processing,
+            flow_stats: (0..flows.len())
+                .map(|_| FlowStats { rtt_log: cfg.trace.rtt.then(Vec::new), ..FlowStats::new(cfg.warmup_ns) })
+                .collect(),
+            ledgers: vec![MessageLedger::default(); flows.len()],
+            listeners,
+            flows,
+            endpoint_links,
+            prefetch_next,
+            endpoints: endpoints
+                .into_iter()
+                .zip(endpoint_host)
+                .map(|(model, host)| EndpointSlot { model, timer: Timer::default(), host })
+                .collect(),
+            queue_timers: vec![Timer::default(); n_links],
+            queue_events: Vec::new(),
+            emitted: Vec::new(),
+            wire_packets: PacketPool::default(),
+            notices: Vec::new(),
+            event_log: cfg.trace.events.then(QueueEventLog::default),
+            message_log: cfg.trace.messages.then(MessageLog::default),
+            sampler,
+            bottleneck,
+            jain_flows,
+            control,
+            flow_control,
+            inv,
+            panic_at: None,
+        };
+        for e in 0..n_endpoints {
+            sim.arm_endpoint(e);
+        }
+        for l in 0..n_links {
+            sim.arm_queue(l);
+        }
+        if sim.sampler.is_some() {
+            sim.events.push(0, Event::Sample);
+        }
+        for (l, c) in sim.control.iter().enumerate() {
+            if c.next_sample_time() <= sim.duration {
+                sim.events.push(c.next_sample_time(), Event::Control(l as u32));
+            }
+        }
+        Ok(sim)
+    }
+
+    fn build_link(
+        cfg: &Config,
+        names: &[String],
+        index: u32,
+        from: u32,
+        to: u32,
+        spec: &DirSpec,
+        field: &str,
+    ) -> Result<LinkDir, ConfigError> {
+        if spec.rate_bps == 0 {
+            return Err(ConfigError::new(format!("{field}.rate_bps"), "must be positive"));
+        }
+        if !(0.0..=1.0).contains(&spec.loss) {
+            return Err(ConfigError::new(format!("{field}.loss"), "must be a probability in [0, 1]"));
+        }
+        let queue = build_queue(
+            &spec.queue,
+            &format!("{field}.queue"),
+            Rng::stream(cfg.seed, Stream::Queue(index)),
+            cfg.warmup_ns,
+        )?;
+        Ok(LinkDir {
+            name: format!("{}->{}", names[from as usize], names[to as usize]),
+            from,
+            to,
+            rate_bps: spec.rate_bps,
+            delay: spec.delay_ns,
+            loss: spec.loss,
+            queue,
+            busy_until: 0,
+            last_tx: (0, 0),
+            tx_pending: false,
+            wire: Default::default(),
+            rng: Rng::stream(cfg.seed, Stream::Link(index)),
+            tx_bytes: 0,
+            busy_ns: 0,
+            losses: 0,
+            total_losses: 0,
+        })
+    }
+}
