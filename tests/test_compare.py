@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from ccsim import compare
+from ccsim.compare.analysis import verdict_lines
+from ccsim.compare.report import _pm, pareto_front
 from ccsim.errors import ScenarioError
 from ccsim.metrics import jain
 from conftest import SCENARIOS, interrupt_cli, run_cli
@@ -54,7 +56,7 @@ def sample_sd(values: list[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
-# Where each metric comes from in the sweep's table (compare.run_metrics).
+# Where each metric comes from in the sweep's table (ccsim.compare.analysis.run_metrics).
 SWEEP_COLUMNS = {
     "utilization": "bottleneck.utilization",
     "goodput": "goodput_bps_total",
@@ -170,7 +172,7 @@ def test_cells_with_common_seeds_are_compared_by_a_paired_t_test(tmp_path: Path)
 
 def shown_interval(row: pd.Series, metric: str) -> tuple[float, float]:
     """The interval as the table and the report print it: 'MEAN ± HALF' or 'MEAN [LOW, HIGH]'."""
-    text = compare._pm(row, metric)
+    text = _pm(row, metric)
     match = re.fullmatch(r"(\S+)(?: \S+)? (?:± (\S+)|\[(\S+), (\S+)\])", text)
     assert match, text
     mean, half, lo, hi = match.groups()
@@ -231,10 +233,10 @@ def test_fewer_than_three_seeds_are_warned_about(tmp_path: Path) -> None:
         "max:utilization",
         tmp_path / "two",
     )
-    warning = [line for line in compare.verdict_lines(two) if line.startswith("Warning: only 2 seeds")]
+    warning = [line for line in verdict_lines(two) if line.startswith("Warning: only 2 seeds")]
     assert len(warning) == 1 and f"t = {T975[1]:.2f}" in warning[0] and f"{T975[2]:.2f} with 3 seeds" in warning[0]
     three = analyse_cells(cells, [1, 2, 3], "max:utilization", tmp_path / "three")
-    assert not any(line.startswith("Warning") for line in compare.verdict_lines(three))
+    assert not any(line.startswith("Warning") for line in verdict_lines(three))
 
 
 def test_very_different_cells_over_two_seeds_are_not_called_indistinguishable(tmp_path: Path) -> None:
@@ -246,7 +248,7 @@ def test_very_different_cells_over_two_seeds_are_not_called_indistinguishable(tm
         "droptail": {"p99_delay": [0.060, 0.420], "mean_delay": [0.030, 0.200]},
     }
     cmp = analyse_cells(cells, [1, 2], "latency", tmp_path)
-    lines = compare.verdict_lines(cmp)
+    lines = verdict_lines(cmp)
     text = "\n".join(lines)
     assert "indistinguishable" not in text and "not told apart" not in text
     # The score by hand: -p99 / mean p99 - mean delay / mean of mean delays + 0.5 utilization.
@@ -274,7 +276,7 @@ def test_jain_index_and_pareto_front_by_hand() -> None:
     # (utilization, delay): more utilization and less delay are better. (0.9, 50) is dominated
     # by (0.95, 40); (0.99, 100) and (0.8, 10) are trade-offs.
     points = [(0.95, 40.0), (0.9, 50.0), (0.99, 100.0), (0.8, 10.0)]
-    assert compare.pareto_front(points, maximize_x=True, maximize_y=False) == [0, 2, 3]
+    assert pareto_front(points, maximize_x=True, maximize_y=False) == [0, 2, 3]
 
 
 # --- the objective ---------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from ccsim import smc
 from ccsim.errors import ScenarioError
+from ccsim.smc.check import _Plan, _prepare, judge
+from ccsim.smc.vocabulary import Source
 from conftest import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -240,9 +242,9 @@ def test_sprt_log_ratio_and_thresholds_are_walds() -> None:
 # --- evaluation on a run's results --------------------------------------------------------------------
 
 
-def _plan(text: str, sources: dict[str, smc.Source], warmup: float = 0.0) -> smc._Plan:
+def _plan(text: str, sources: dict[str, Source], warmup: float = 0.0) -> _Plan:
     query = smc.parse_query(text)
-    return smc._Plan("{}", query.path, query.bound_s, query.expr, sources, warmup)
+    return _Plan("{}", query.path, query.bound_s, query.expr, sources, warmup)
 
 
 def test_series_hold_their_sample_and_grids_merge() -> None:
@@ -260,23 +262,23 @@ def test_series_hold_their_sample_and_grids_merge() -> None:
         "queues": [],
         "control": [],
     }
-    q = smc.Source("trace", "q")
-    e = smc.Source("control", (0, "error"))
-    itae = smc.Source("control", (0, "itae"))
-    g = smc.Source("scalar", ("flows", 0, "goodput_bps"))
-    assert smc.judge(raw, _plan("Pr[<=3](<> q > 10)", {"q": q})) == (True, 2.0)
-    assert smc.judge(raw, _plan("Pr[<=1.9](<> q > 10)", {"q": q})) == (False, None)
-    assert smc.judge(raw, _plan("Pr[<=3]([] q < 10)", {"q": q})) == (False, 2.0)
+    q = Source("trace", "q")
+    e = Source("control", (0, "error"))
+    itae = Source("control", (0, "itae"))
+    g = Source("scalar", ("flows", 0, "goodput_bps"))
+    assert judge(raw, _plan("Pr[<=3](<> q > 10)", {"q": q})) == (True, 2.0)
+    assert judge(raw, _plan("Pr[<=1.9](<> q > 10)", {"q": q})) == (False, None)
+    assert judge(raw, _plan("Pr[<=3]([] q < 10)", {"q": q})) == (False, 2.0)
     # On the merged grid 0, .5, 1, 1.5, ...: at 1.5 q holds 5 and e is -2.
-    assert smc.judge(raw, _plan("Pr[<=3](<> q == 5 && e < 0)", {"q": q, "e": e})) == (True, 1.5)
+    assert judge(raw, _plan("Pr[<=3](<> q == 5 && e < 0)", {"q": q, "e": e})) == (True, 1.5)
     # Before the loop's first sample (t = 0) e is undefined: comparisons are false.
-    assert smc.judge(raw, _plan("Pr[<=3]([] e < 100 || q > 100)", {"q": q, "e": e})) == (False, 0.0)
+    assert judge(raw, _plan("Pr[<=3]([] e < 100 || q > 100)", {"q": q, "e": e})) == (False, 0.0)
     # Running ITAE sum: 0.5*1, + 1.5*2 = 3.5, + 2.5*4 = 13.5; with a warm-up of 1 s: 3, 13.
-    assert smc.judge(raw, _plan("Pr[<=3](<> itae >= 3.5)", {"itae": itae})) == (True, 1.5)
-    assert smc.judge(raw, _plan("Pr[<=3](<> itae >= 3.5)", {"itae": itae}, warmup=1.0)) == (True, 2.5)
+    assert judge(raw, _plan("Pr[<=3](<> itae >= 3.5)", {"itae": itae})) == (True, 1.5)
+    assert judge(raw, _plan("Pr[<=3](<> itae >= 3.5)", {"itae": itae}, warmup=1.0)) == (True, 2.5)
     # A scalar is a constant, judged at the bound when nothing else is sampled.
-    assert smc.judge(raw, _plan("Pr[<=3](<> g * 2 > 13)", {"g": g})) == (True, 3.0)
-    assert smc.judge(raw, _plan("Pr[<=3](<> g > 7 || q > 4)", {"g": g, "q": q})) == (True, 1.0)
+    assert judge(raw, _plan("Pr[<=3](<> g * 2 > 13)", {"g": g})) == (True, 3.0)
+    assert judge(raw, _plan("Pr[<=3](<> g > 7 || q > 4)", {"g": g, "q": q})) == (True, 1.0)
 
 
 def test_running_itae_ends_at_the_engines_itae_sum(write_toml) -> None:
@@ -287,12 +289,12 @@ def test_running_itae_ends_at_the_engines_itae_sum(write_toml) -> None:
     itae_sum = float(result.control["itae_sum"].iloc[0])
     query = smc.parse_query(f"Pr[<=3](<> ncs.itae >= {itae_sum * (1 - 1e-9)!r})")
     model = ccsim.load(path)
-    _, plan = smc._prepare(model, query, 3, None)
+    _, plan = _prepare(model, query, 3, None)
     raw = result.engine_results()
-    holds, when = smc.judge(raw, plan)
+    holds, when = judge(raw, plan)
     assert holds and when == pytest.approx(float(result.control_traces["time_s"].iloc[-1]))
     below = smc.parse_query(f"Pr[<=3](<> ncs.itae > {itae_sum * (1 + 1e-9)!r})")
-    assert smc.judge(raw, smc._prepare(model, below, 3, None)[1]) == (False, None)
+    assert judge(raw, _prepare(model, below, 3, None)[1]) == (False, None)
 
 
 # --- estimation and testing on analytic cases ------------------------------------------------------

@@ -904,6 +904,8 @@ def _names(text: str | None) -> list[str] | None:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from . import compare, sweep
+    from .compare.analysis import verdict_lines
+    from .compare.report import print_table
 
     objective = compare.parse_objective(args.objective)
     spec = compare.prepare(
@@ -936,8 +938,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         _fail(f"no run of the comparison succeeded (status and error in {out / sweep.RESULTS_FILE}); first: {first}")
         return EXIT_ENGINE_FAILURE
     cmp = compare.analyse(spec, objective, out, table)
-    compare.print_table(cmp, console)
-    for line in compare.verdict_lines(cmp):
+    print_table(cmp, console)
+    for line in verdict_lines(cmp):
         console.print(Text(line))
     compare.write_report(cmp, out)
     console.print(Text(f"report: {out / 'report.html'}; data: comparison.csv, comparison.parquet, runs_metrics.csv"))

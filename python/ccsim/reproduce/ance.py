@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import metrics
 from . import Artifacts, Paper, Run, load_scenario
 
 MSS = 948
@@ -248,11 +249,10 @@ def throughput(result: Any, flow: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def jain(values: np.ndarray) -> np.ndarray:
-    """Jain's index along the last axis (1 where every value is 0)."""
-    values = np.asarray(values, dtype=float)
-    num = values.sum(axis=-1) ** 2
-    den = values.shape[-1] * (values**2).sum(axis=-1)
-    return np.divide(num, den, out=np.ones_like(num), where=den > 0)
+    """Jain's index (``metrics.jain``) along the last axis: one per instant of a series of shares;
+    1 (equal shares) where every value is 0, as before the first delivery."""
+    index = np.apply_along_axis(metrics.jain, -1, np.asarray(values, dtype=float))
+    return np.where(np.isnan(index), 1.0, index)
 
 
 def itae_curve(result: Any) -> tuple[np.ndarray, np.ndarray]:
