@@ -19,9 +19,9 @@
 //!   them (Linux `choke` marks there unless `harddrop`).
 //! - Parameters are RED's; gentle mode defaults to off (paper and Linux `choke` use plain RED).
 //!
-//! Storage is a `VecDeque`: the random pick is O(1), removing the victim from the middle is
-//! O(n) in the queue length, acceptable for the queue sizes simulated (Linux avoids it by
-//! leaving holes in a ring buffer).
+//! Storage is the shared FIFO store (`fifo.rs`, a `VecDeque`): the random pick is O(1),
+//! removing the victim from the middle is O(n) in the queue length, acceptable for the queue
+//! sizes simulated (Linux avoids it by leaving holes in a ring buffer).
 
 use super::red::{Red, RedCore, CHOKE_PARAMS};
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
@@ -58,7 +58,7 @@ impl QueueDisc for Choke {
         let avg = core.on_arrival(ctx.now, fifo);
         if avg > core.min_th && !fifo.is_empty() {
             let i = ctx.rng.range_u64(0, fifo.len() as u64) as usize;
-            if fifo.q.get(i).is_some_and(|victim| victim.flow == pkt.flow) {
+            if fifo.get(i).is_some_and(|victim| victim.flow == pkt.flow) {
                 if let Some(victim) = fifo.remove(i) {
                     ctx.drop(victim, DropReason::Early);
                 }
@@ -97,8 +97,7 @@ impl QueueDisc for Choke {
 mod tests {
     use super::*;
     use crate::params::ParamValue;
-    use crate::qdisc::red::harness::*;
-    use crate::qdisc::testing::{pkt, queue};
+    use crate::qdisc::testkit::{params, pkt, queue, within_binomial, Harness};
     use crate::qdisc::QueueEventKind;
 
     fn pk(n: u64) -> ParamValue {
@@ -131,18 +130,18 @@ mod tests {
             h.enqueue(0, pkt(if i % 10 == 3 { 1 } else { 0 }, i, 1000));
         }
         // Arrivals of the first 100 see avg ≤ 100; some of the fill was matched away: top up.
-        while h.d.len_packets() < 100 || h.d.red.fifo.q.iter().filter(|p| p.flow == 1).count() < 10 {
-            let ones = h.d.red.fifo.q.iter().filter(|p| p.flow == 1).count();
-            let flow = if ones < 10 { 1 } else { 0 };
-            h.d.red.fifo.push(pkt(flow, 0, 1000));
+        let of_flow = |h: &Harness<Choke>, f: u32| h.disc.red.fifo.iter().filter(|p| p.flow == f).count();
+        while h.disc.len_packets() < 100 || of_flow(&h, 1) < 10 {
+            let flow = if of_flow(&h, 1) < 10 { 1 } else { 0 };
+            h.disc.red.fifo.push(pkt(flow, 0, 1000));
             h.arrivals += 1; // keep the harness identity: a synthetic arrival
         }
-        while h.d.len_packets() > 100 {
-            let i = h.d.red.fifo.q.iter().position(|p| p.flow == 0).unwrap();
-            h.d.red.fifo.remove(i);
+        while h.disc.len_packets() > 100 {
+            let i = h.disc.red.fifo.iter().position(|p| p.flow == 0).unwrap();
+            h.disc.red.fifo.remove(i);
             h.departures += 1;
         }
-        assert_eq!(h.d.red.fifo.q.iter().filter(|p| p.flow == 0).count(), 90);
+        assert_eq!(of_flow(&h, 0), 90);
         let n = 4000u64;
         let mut matched = 0;
         for k in 0..n {
@@ -151,27 +150,26 @@ mod tests {
                 2 => {
                     // Victim and arrival: a flow-0 packet left the queue; put one back.
                     matched += 1;
-                    assert_eq!(h.d.len_packets(), 99);
-                    h.d.red.fifo.push(pkt(0, 0, 1000));
+                    assert_eq!(h.disc.len_packets(), 99);
+                    h.disc.red.fifo.push(pkt(0, 0, 1000));
                     h.arrivals += 1;
                 }
                 0 => {
                     // Admitted at the tail: take it back out.
-                    assert_eq!(h.d.len_packets(), 101);
-                    assert_eq!(h.d.red.fifo.q.back().unwrap().seq, 1000 + k);
-                    h.d.red.fifo.q.pop_back();
+                    assert_eq!(h.disc.len_packets(), 101);
+                    assert_eq!(h.disc.red.fifo.remove(100).unwrap().seq, 1000 + k);
                     h.arrivals -= 1;
                 }
                 d => panic!("{d} drops for one arrival"),
             }
-            assert_eq!(h.d.red.fifo.q.iter().filter(|p| p.flow == 0).count(), 90);
+            assert_eq!(of_flow(&h, 0), 90);
         }
         assert!(within_binomial(matched, n, 0.9), "{matched} matches in {n}, expected {}", 0.9 * n as f64);
         // Arrivals of flow 2, absent from the queue, are never matched (max_p = 0: admitted).
         for k in 0..1000 {
             let (drops, _) = h.enqueue(10_000 + k, pkt(2, k, 1000));
             assert_eq!(drops, 0);
-            h.d.red.fifo.q.pop_back();
+            h.disc.red.fifo.remove(100);
             h.arrivals -= 1;
         }
     }
@@ -182,7 +180,7 @@ mod tests {
         let mut h = Harness::new(choke_matches_only());
         for k in 0..10_000u64 {
             h.enqueue(k, pkt(0, k, 1000));
-            if h.d.len_packets() > 5 {
+            if h.disc.len_packets() > 5 {
                 h.dequeue(k);
             }
         }

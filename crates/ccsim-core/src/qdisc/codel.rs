@@ -26,8 +26,8 @@
 //! modelled. Arrivals beyond `limit` are tail-dropped (Linux `sch_codel`), as overflow.
 
 use crate::registry::Randomness;
-use std::collections::VecDeque;
 
+use super::fifo::Fifo;
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -223,53 +223,14 @@ impl CodelVars {
     }
 }
 
-/// A FIFO with a byte count: CoDel's own packet store.
-#[derive(Debug, Default)]
-pub struct Fifo {
-    pkts: VecDeque<Packet>,
-    bytes: u64,
-}
-
-impl Fifo {
-    /// Append at the tail.
-    pub fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.size as u64;
-        self.pkts.push_back(pkt);
-    }
-
-    /// Packets held.
-    pub fn len(&self) -> usize {
-        self.pkts.len()
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
-    }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-}
-
+/// A single CoDel queue takes from the shared FIFO store; its whole backlog is `bytes()`.
 impl PacketStore for Fifo {
     fn pop_head(&mut self) -> Option<Packet> {
-        let pkt = self.pkts.pop_front()?;
-        self.bytes -= pkt.size as u64;
-        Some(pkt)
+        self.pop()
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
-    }
-}
-
-/// True when `pkt` fits in a FIFO holding `pkts` packets and `bytes` bytes under `limit`.
-pub(crate) fn fits(limit: Size, pkts: usize, bytes: u64, pkt: &Packet) -> bool {
-    match limit {
-        Size::Packets(n) => (pkts as u64) < n,
-        Size::Bytes(n) => bytes + pkt.size as u64 <= n,
+        self.bytes()
     }
 }
 
@@ -279,24 +240,19 @@ pub struct Codel {
     pub params: CodelParams,
     /// Control-law state.
     pub vars: CodelVars,
-    limit: Size,
     fifo: Fifo,
 }
 
 impl Codel {
     /// A CoDel queue with the given configuration and buffer limit.
     pub fn new(params: CodelParams, limit: Size) -> Self {
-        Codel { params, vars: CodelVars::default(), limit, fifo: Fifo::default() }
+        Codel { params, vars: CodelVars::default(), fifo: Fifo::new(limit) }
     }
 }
 
 impl QueueDisc for Codel {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        if fits(self.limit, self.fifo.len(), self.fifo.bytes(), &pkt) {
-            self.fifo.push(pkt);
-        } else {
-            ctx.drop(pkt, DropReason::Overflow);
-        }
+        self.fifo.push_or_drop(pkt, ctx);
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
@@ -313,125 +269,10 @@ impl QueueDisc for Codel {
 }
 
 #[cfg(test)]
-pub(crate) mod harness {
-    //! Drive a discipline directly (keeping access to its state) with synthetic arrivals and
-    //! departures, recording what happened to every packet.
-    use super::*;
-    use crate::qdisc::{QueueEvent, QueueEventKind};
-    use crate::sim::rng::{Rng, Stream};
-
-    /// What happened at one dequeue call.
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub struct Step {
-        /// Time of the call.
-        pub now: Time,
-        /// The packet delivered, if any.
-        pub out: Option<Packet>,
-        /// Drops and marks reported during the call.
-        pub events: Vec<QueueEvent>,
-    }
-
-    /// A discipline, its random stream and a log.
-    pub struct Harness<D: QueueDisc> {
-        /// The discipline under test.
-        pub disc: D,
-        rng: Rng,
-        events: Vec<QueueEvent>,
-        /// Arrivals, departures, drops (conservation check).
-        pub counts: (u64, u64, u64),
-        /// Every dequeue call.
-        pub steps: Vec<Step>,
-        /// Events reported on enqueue (overflow drops), with their time.
-        pub enqueue_events: Vec<(Time, QueueEvent)>,
-    }
-
-    impl<D: QueueDisc> Harness<D> {
-        /// A harness around `disc`.
-        pub fn new(disc: D) -> Self {
-            Harness {
-                disc,
-                rng: Rng::stream(1, Stream::Queue(0)),
-                events: Vec::new(),
-                counts: (0, 0, 0),
-                steps: Vec::new(),
-                enqueue_events: Vec::new(),
-            }
-        }
-
-        fn check(&self) {
-            let (a, d, x) = self.counts;
-            assert_eq!(a, d + x + self.disc.len_packets() as u64, "conservation");
-        }
-
-        /// Offer `pkt` at `now` (timestamped like the `Queue` wrapper does).
-        pub fn enqueue(&mut self, now: Time, mut pkt: Packet) {
-            pkt.enqueued_at = now;
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            self.disc.enqueue(pkt, &mut ctx);
-            self.counts.0 += 1;
-            self.counts.2 += ctx.drops;
-            for e in self.events.drain(..) {
-                self.enqueue_events.push((now, e));
-            }
-            self.check();
-        }
-
-        /// Dequeue at `now`; returns the packet delivered.
-        pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            let out = self.disc.dequeue(&mut ctx);
-            self.counts.2 += ctx.drops;
-            if out.is_some() {
-                self.counts.1 += 1;
-            }
-            let events = std::mem::take(&mut self.events);
-            self.steps.push(Step { now, out, events });
-            self.check();
-            out
-        }
-
-        /// Times of every early drop, in order (one entry per drop).
-        pub fn early_drop_times(&self) -> Vec<Time> {
-            self.steps
-                .iter()
-                .flat_map(|s| s.events.iter().filter(|e| e.kind == QueueEventKind::EarlyDrop).map(move |_| s.now))
-                .collect()
-        }
-
-        /// All events of the given kind reported on dequeue.
-        pub fn dequeue_events(&self, kind: QueueEventKind) -> Vec<QueueEvent> {
-            self.steps.iter().flat_map(|s| s.events.iter().copied()).filter(|e| e.kind == kind).collect()
-        }
-    }
-
-    /// Step through time in `tick`s from 0 to `end`: at each tick, first arrivals (when
-    /// `arrive(t)` gives a packet), then a dequeue when `serve(t)`.
-    pub fn drive<D: QueueDisc>(
-        h: &mut Harness<D>,
-        tick: Time,
-        end: Time,
-        mut arrive: impl FnMut(Time) -> Option<Packet>,
-        mut serve: impl FnMut(Time) -> bool,
-    ) {
-        let mut t = 0;
-        while t <= end {
-            if let Some(p) = arrive(t) {
-                h.enqueue(t, p);
-            }
-            if serve(t) {
-                h.dequeue(t);
-            }
-            t += tick;
-        }
-    }
-}
-
-#[cfg(test)]
 mod tests {
-    use super::harness::*;
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testing::pkt;
+    use crate::qdisc::testkit::{ecn_pkt, pkt, Harness};
     use crate::qdisc::QueueEventKind;
     use crate::sim::time::US;
 
@@ -444,8 +285,7 @@ mod tests {
     /// m*(d - a) us.
     fn ramp(h: &mut Harness<Codel>, a: Time, d: Time, end: Time) {
         let mut seq = 0;
-        drive(
-            h,
+        h.drive(
             10 * US,
             end,
             |t| {
@@ -470,7 +310,7 @@ mod tests {
                 assert_eq!(out.seq, k - 4);
             }
         }
-        assert_eq!(h.counts.2, 0);
+        assert_eq!(h.drops, 0);
         assert!(!h.disc.vars.dropping);
         // The same pattern 0.2 ms slower (sojourn 5.1 ms) does drop: the test can fail.
         let mut h = codel(CodelParams::default(), 1000);
@@ -480,7 +320,7 @@ mod tests {
                 h.dequeue((k - 5) * MS + 5_100 * US);
             }
         }
-        assert!(h.counts.2 > 0);
+        assert!(h.drops > 0);
     }
 
     #[test]
@@ -552,14 +392,14 @@ mod tests {
             }
         }
         let left_at = left_at.expect("the sojourn fell below target");
-        let n = h.counts.2;
+        let n = h.drops;
         for _ in 0..100 {
             t += 90 * US;
             h.enqueue(t, pkt(0, seq, 1500));
             seq += 1;
             h.dequeue(t);
         }
-        assert_eq!(h.counts.2, n, "drops after leaving at {left_at}");
+        assert_eq!(h.drops, n, "drops after leaving at {left_at}");
     }
 
     #[test]
@@ -573,7 +413,7 @@ mod tests {
                 h.dequeue((k - 1) * 10 * MS + 15 * MS);
             }
         }
-        assert_eq!(h.counts.2, 0);
+        assert_eq!(h.drops, 0);
         // Contrast: the MTU set below one packet lets CoDel drop in the same pattern.
         let p = CodelParams { mtu: 1499, ..CodelParams::default() };
         let mut h = codel(p, 1000);
@@ -583,7 +423,7 @@ mod tests {
                 h.dequeue((k - 1) * 10 * MS + 15 * MS);
             }
         }
-        assert!(h.counts.2 > 0);
+        assert!(h.drops > 0);
     }
 
     #[test]
@@ -592,18 +432,14 @@ mod tests {
         let run = |ecn: bool| {
             let mut h = codel(CodelParams { ecn, ..CodelParams::default() }, 100_000);
             let mut seq = 0;
-            drive(
-                &mut h,
+            h.drive(
                 10 * US,
                 1000 * MS,
                 |t| {
                     (t % (90 * US) == 0).then(|| {
                         seq += 1;
-                        let mut p = pkt((seq % 2) as u32, seq, 1500);
-                        if seq % 2 == 1 {
-                            p.ecn = Ecn::Ect0;
-                        }
-                        p
+                        let ecn = if seq % 2 == 1 { Ecn::Ect0 } else { Ecn::NotEct };
+                        ecn_pkt((seq % 2) as u32, seq, 1500, ecn)
                     })
                 },
                 |t| t % (100 * US) == 0,
@@ -684,8 +520,8 @@ mod tests {
         for k in 0..8 {
             h.enqueue(0, pkt(0, k, 1000));
         }
-        assert_eq!(h.enqueue_events.len(), 3);
-        assert!(h.enqueue_events.iter().all(|(_, e)| e.kind == QueueEventKind::Overflow));
+        assert_eq!(h.enqueue_events().len(), 3);
+        assert!(h.enqueue_events().iter().all(|e| e.kind == QueueEventKind::Overflow));
         let out: Vec<u64> = std::iter::from_fn(|| h.dequeue(MS)).map(|p| p.seq).collect();
         assert_eq!(out, vec![0, 1, 2, 3, 4]);
     }

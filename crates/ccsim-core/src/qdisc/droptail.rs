@@ -2,9 +2,9 @@
 //! dropped (no RFC; as ns-3 `FifoQueueDisc` and Linux `pfifo`/`bfifo`).
 
 use crate::registry::Randomness;
-use std::collections::VecDeque;
 
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::fifo::Fifo;
+use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 
@@ -26,17 +26,13 @@ pub const MODEL: QueueModel = QueueModel {
 
 /// A FIFO that drops arrivals beyond its limit.
 pub struct DropTail {
-    limit: Size,
-    fifo: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
 }
 
 impl DropTail {
     /// A DropTail queue with the given limit.
     pub fn new(limit: Size) -> Self {
-        // Start small: most queues of a large topology (access links) never fill, and the
-        // deque grows to the working size once, not per packet.
-        DropTail { limit, fifo: VecDeque::new(), bytes: 0 }
+        DropTail { fifo: Fifo::new(limit) }
     }
 
     /// A DropTail queue holding at most `n` packets.
@@ -48,17 +44,10 @@ impl DropTail {
     /// none does (a zero limit). Conservative at the top of `u32`: the bound only decides
     /// which packets may take the pass-through, which counts as the normal path would.
     pub fn empty_admits_below(&self) -> u32 {
-        match self.limit {
+        match self.fifo.limit() {
             Size::Packets(0) => 0,
             Size::Packets(_) => u32::MAX,
             Size::Bytes(n) => n.saturating_add(1).min(u32::MAX as u64) as u32,
-        }
-    }
-
-    fn fits(&self, pkt: &Packet) -> bool {
-        match self.limit {
-            Size::Packets(n) => (self.fifo.len() as u64) < n,
-            Size::Bytes(n) => self.bytes + pkt.size as u64 <= n,
         }
     }
 }
@@ -69,19 +58,12 @@ impl QueueDisc for DropTail {
     // costs about 1 % of the loop's instructions).
     #[inline(always)]
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        if self.fits(&pkt) {
-            self.bytes += pkt.size as u64;
-            self.fifo.push_back(pkt);
-        } else {
-            ctx.drop(pkt, DropReason::Overflow);
-        }
+        self.fifo.push_or_drop(pkt, ctx);
     }
 
     #[inline]
     fn dequeue(&mut self, _ctx: &mut QdiscCtx) -> Option<Packet> {
-        let pkt = self.fifo.pop_front()?;
-        self.bytes -= pkt.size as u64;
-        Some(pkt)
+        self.fifo.pop()
     }
 
     fn len_packets(&self) -> usize {
@@ -89,11 +71,11 @@ impl QueueDisc for DropTail {
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn take_droptail(&mut self) -> Option<DropTail> {
-        let empty = DropTail::new(self.limit);
+        let empty = DropTail::new(self.fifo.limit());
         Some(std::mem::replace(self, empty))
     }
 }
@@ -101,7 +83,7 @@ impl QueueDisc for DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testing::{pkt, queue};
+    use crate::qdisc::testkit::{pkt, queue};
 
     #[test]
     fn overflow_drops_exactly_the_arrivals_beyond_the_packet_limit() {

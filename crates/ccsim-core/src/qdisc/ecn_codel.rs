@@ -108,8 +108,7 @@ impl QueueDisc for EcnCodel {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::codel::harness::{drive, Harness};
-    use crate::qdisc::testing::pkt;
+    use crate::qdisc::testkit::{ecn_pkt, pkt, within_binomial, Harness};
     use crate::qdisc::QueueEventKind;
     use crate::sim::time::{MS, US};
 
@@ -117,17 +116,14 @@ mod tests {
     /// Not-ECT on flow 0 when `mixed`, else all ECT), dequeues every `d` us, until `end`.
     fn ramp<D: QueueDisc>(h: &mut Harness<D>, a: Time, d: Time, end: Time, mixed: bool) {
         let mut seq = 0u64;
-        drive(
-            h,
+        h.drive(
             10 * US,
             end,
             |t| {
                 (t % (a * US) == 0).then(|| {
                     seq += 1;
                     let ect = !mixed || seq % 2 == 1;
-                    let mut p = pkt(ect as u32, seq, 1500);
-                    p.ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
-                    p
+                    ecn_pkt(ect as u32, seq, 1500, if ect { Ecn::Ect0 } else { Ecn::NotEct })
                 })
             },
             |t| t % (d * US) == 0,
@@ -159,7 +155,7 @@ mod tests {
             }
             assert!(a.early_drop_times().len() > 5 || a.dequeue_events(QueueEventKind::Mark).len() > 5);
             assert_eq!(a.steps, b.steps, "ecn = {ecn}");
-            assert_eq!(a.counts, b.counts);
+            assert_eq!(a.counts(), b.counts());
         }
         // Contrast: with P = 0.3 the same sequence comes out differently.
         let mut a = Harness::new(Codel::new(CodelParams::default(), Size::Packets(100_000)));
@@ -177,7 +173,7 @@ mod tests {
         let mut h = ecn_codel(1.5, 1.0, CodelParams::default());
         ramp(&mut h, 90, 100, 149_900 * US, false);
         assert!(!h.disc.codel.vars.dropping);
-        assert_eq!(h.counts.2, 0);
+        assert_eq!(h.drops, 0);
         let mut marked = 0;
         for s in &h.steps {
             let p = s.out.unwrap();
@@ -224,11 +220,7 @@ mod tests {
         // Not-ECT. Marks of the n ECT departures ~ Binomial(n, 0.3); accept mean +- 5 sd.
         let params = CodelParams { interval: 1000 * 1000 * MS, ..CodelParams::default() };
         let mut h = ecn_codel(1.5, 0.3, params);
-        let ect = |k: u64| {
-            let mut p = pkt((k % 2) as u32, k, 1500);
-            p.ecn = if k % 2 == 1 { Ecn::Ect0 } else { Ecn::NotEct };
-            p
-        };
+        let ect = |k: u64| ecn_pkt((k % 2) as u32, k, 1500, if k % 2 == 1 { Ecn::Ect0 } else { Ecn::NotEct });
         // Packet k arrives at k * 100 us; from 10 ms on, each arrival is followed by a
         // departure, which serves the packet that came 10 ms earlier.
         for k in 0..20_100u64 {
@@ -239,18 +231,17 @@ mod tests {
                 assert_eq!(t - out.enqueued_at, 10 * MS);
             }
         }
-        assert_eq!(h.counts.2, 0);
+        assert_eq!(h.drops, 0);
         let ect_above: Vec<&Packet> = h
             .steps
             .iter()
             .filter_map(|s| s.out.as_ref().filter(|p| p.ecn.is_ect() && s.now - p.enqueued_at > 7_500 * US))
             .collect();
-        let n = ect_above.len() as f64;
-        assert!(n > 9_000.0, "{n}");
-        let marks = ect_above.iter().filter(|p| p.ecn == Ecn::Ce).count() as f64;
-        let (mean, sd) = (0.3 * n, (n * 0.3 * 0.7).sqrt());
-        assert!((marks - mean).abs() < 5.0 * sd, "marks {marks}, expected {mean} +- {}", 5.0 * sd);
-        assert_eq!(h.dequeue_events(QueueEventKind::Mark).len() as f64, marks);
+        let n = ect_above.len() as u64;
+        assert!(n > 9_000, "{n}");
+        let marks = ect_above.iter().filter(|p| p.ecn == Ecn::Ce).count() as u64;
+        assert!(within_binomial(marks, n, 0.3), "marks {marks} of {n}, expected {}", 0.3 * n as f64);
+        assert_eq!(h.dequeue_events(QueueEventKind::Mark).len() as u64, marks);
     }
 
     #[test]

@@ -23,7 +23,8 @@
 //! [`FLAG_NC`]: crate::packet::FLAG_NC
 //! [`FLAG_NC_ECHO`]: crate::packet::FLAG_NC_ECHO
 
-use super::red::{Fifo, QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_TIME};
+use super::fifo::Fifo;
+use super::red::{QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_TIME};
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::{Packet, FLAG_NC};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -80,7 +81,7 @@ impl Encn {
 
 impl QueueDisc for Encn {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        let q = self.fifo.measure(self.unit);
+        let q = self.unit.measure(&self.fifo);
         let level = match &mut self.avg {
             Some(a) => a.on_arrival(ctx.now, q),
             None => q,
@@ -93,7 +94,10 @@ impl QueueDisc for Encn {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        self.fifo.pop_at(ctx.now, self.avg.as_mut())
+        match &mut self.avg {
+            Some(avg) => avg.dequeue(&mut self.fifo, ctx.now),
+            None => self.fifo.pop(),
+        }
     }
 
     fn len_packets(&self) -> usize {
@@ -109,8 +113,7 @@ impl QueueDisc for Encn {
 mod tests {
     use super::*;
     use crate::packet::FLAG_ECE;
-    use crate::qdisc::red::harness::{params, Harness};
-    use crate::qdisc::testing::pkt;
+    use crate::qdisc::testkit::{params, pkt, Harness};
 
     fn nc(seq: u64, size: u32) -> Packet {
         Packet { flags: FLAG_NC, ..pkt(0, seq, size) }
@@ -167,6 +170,6 @@ mod tests {
             h.enqueue(i, nc(i, 1000));
         }
         assert_eq!(h.drops, 3);
-        assert_eq!(h.d.len_packets(), 5);
+        assert_eq!(h.disc.len_packets(), 5);
     }
 }

@@ -27,6 +27,7 @@ use crate::registry::Randomness;
 use std::collections::VecDeque;
 
 use super::codel::{CodelParams, CodelVars, PacketStore, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
+use super::fifo::Fifo;
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -102,9 +103,8 @@ pub enum List {
 /// One flow queue.
 #[derive(Debug)]
 pub struct FlowQueue {
-    pkts: VecDeque<Packet>,
-    /// Bytes held.
-    pub bytes: u64,
+    /// The packets; unbounded, as the limit applies to the scheduler's total.
+    pub fifo: Fifo,
     /// DRR deficit (bytes); may go negative by less than one packet.
     pub credits: i64,
     /// List membership.
@@ -115,16 +115,14 @@ pub struct FlowQueue {
 
 /// A flow queue seen by CoDel: pops keep the scheduler's totals right.
 struct FlowStore<'a> {
-    pkts: &'a mut VecDeque<Packet>,
-    bytes: &'a mut u64,
+    fifo: &'a mut Fifo,
     total_pkts: &'a mut usize,
     total_bytes: &'a mut u64,
 }
 
 impl PacketStore for FlowStore<'_> {
     fn pop_head(&mut self) -> Option<Packet> {
-        let pkt = self.pkts.pop_front()?;
-        *self.bytes -= pkt.size as u64;
+        let pkt = self.fifo.pop()?;
         *self.total_pkts -= 1;
         *self.total_bytes -= pkt.size as u64;
         Some(pkt)
@@ -163,13 +161,7 @@ impl FqCodel {
     pub fn new(params: CodelParams, flows: usize, quantum: u64, limit: Size, drop_batch: u64) -> Self {
         let flows = flows.max(1);
         let queues = (0..flows)
-            .map(|_| FlowQueue {
-                pkts: VecDeque::new(),
-                bytes: 0,
-                credits: 0,
-                list: List::None,
-                codel: CodelVars::default(),
-            })
+            .map(|_| FlowQueue { fifo: Fifo::unbounded(), credits: 0, list: List::None, codel: CodelVars::default() })
             .collect();
         FqCodel {
             params,
@@ -221,16 +213,15 @@ impl FqCodel {
         // Linear scan, as Linux: only on overflow. Ties go to the lowest index.
         let mut fat = 0;
         for (i, q) in self.queues.iter().enumerate() {
-            if q.bytes > self.queues[fat].bytes {
+            if q.fifo.bytes() > self.queues[fat].fifo.bytes() {
                 fat = i;
             }
         }
         let q = &mut self.queues[fat];
-        let half = q.bytes / 2;
+        let half = q.fifo.bytes() / 2;
         let (mut n, mut dropped) = (0, 0);
-        while let Some(pkt) = q.pkts.pop_front() {
+        while let Some(pkt) = q.fifo.pop() {
             let size = pkt.size as u64;
-            q.bytes -= size;
             self.total_pkts -= 1;
             self.total_bytes -= size;
             ctx.drop(pkt, DropReason::Overflow);
@@ -247,10 +238,9 @@ impl QueueDisc for FqCodel {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         let i = self.classify(pkt.flow, ctx.rng);
         let q = &mut self.queues[i];
-        q.bytes += pkt.size as u64;
-        q.pkts.push_back(pkt);
         self.total_pkts += 1;
         self.total_bytes += pkt.size as u64;
+        q.fifo.push(pkt);
         if q.list == List::None {
             q.list = List::New;
             q.credits = self.quantum;
@@ -282,12 +272,8 @@ impl QueueDisc for FqCodel {
                 self.old_flows.push_back(i as u32);
                 continue;
             }
-            let mut store = FlowStore {
-                pkts: &mut q.pkts,
-                bytes: &mut q.bytes,
-                total_pkts: &mut self.total_pkts,
-                total_bytes: &mut self.total_bytes,
-            };
+            let mut store =
+                FlowStore { fifo: &mut q.fifo, total_pkts: &mut self.total_pkts, total_bytes: &mut self.total_bytes };
             match q.codel.dequeue(&self.params, &mut store, ctx) {
                 Some(pkt) => {
                     q.credits -= pkt.size as i64;
@@ -320,8 +306,7 @@ impl QueueDisc for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::codel::harness::Harness;
-    use crate::qdisc::testing::pkt;
+    use crate::qdisc::testkit::{pkt, Harness};
     use crate::qdisc::QueueEventKind;
     use crate::sim::time::{Time, MS, US};
 
@@ -368,7 +353,7 @@ mod tests {
         let late: Vec<Time> = bulk[bulk.len() / 2..].to_vec();
         let mean = late.iter().sum::<Time>() / late.len() as Time;
         assert!(mean > 20 * MS, "bulk sojourn {mean}");
-        let bulk_queue = h.disc.queues[h.disc.bucket_of(0).unwrap()].pkts.len();
+        let bulk_queue = h.disc.queues[h.disc.bucket_of(0).unwrap()].fifo.len();
         assert!(bulk_queue > 100, "{bulk_queue}");
         // CoDel acted on the bulk flow only.
         let drops = h.dequeue_events(QueueEventKind::EarlyDrop);
@@ -420,16 +405,16 @@ mod tests {
         for k in 0..3 {
             h.enqueue(0, pkt(1, k, 1400));
         }
-        assert!(h.enqueue_events.is_empty());
+        assert!(h.enqueue_events().is_empty());
         h.enqueue(1, pkt(0, 7, 500));
-        assert_eq!(h.enqueue_events.len(), 1);
-        assert_eq!(h.enqueue_events[0].1.flow, 1);
-        assert_eq!(h.enqueue_events[0].1.kind, QueueEventKind::Overflow);
+        assert_eq!(h.enqueue_events().len(), 1);
+        assert_eq!(h.enqueue_events()[0].flow, 1);
+        assert_eq!(h.enqueue_events()[0].kind, QueueEventKind::Overflow);
         assert_eq!(h.disc.len_packets(), 10);
         assert_eq!(h.disc.len_bytes(), 4000 + 2800);
         // One more of flow 0 makes it the fattest (4500 B vs 2800 B): its head goes.
         h.enqueue(2, pkt(0, 8, 500));
-        assert_eq!(h.enqueue_events[1].1.flow, 0);
+        assert_eq!(h.enqueue_events()[1].flow, 0);
         let out: Vec<Packet> = std::iter::from_fn(|| h.dequeue(3)).collect();
         assert_eq!(out.iter().find(|p| p.flow == 0).unwrap().seq, 1);
         assert_eq!(out.iter().find(|p| p.flow == 1).unwrap().seq, 1);
@@ -445,8 +430,8 @@ mod tests {
             h.enqueue(0, pkt(0, k, 1000));
         }
         h.enqueue(0, pkt(1, 0, 1000));
-        assert_eq!(h.enqueue_events.len(), 10);
-        assert!(h.enqueue_events.iter().all(|(_, e)| e.flow == 0));
+        assert_eq!(h.enqueue_events().len(), 10);
+        assert!(h.enqueue_events().iter().all(|e| e.flow == 0));
         assert_eq!(h.disc.len_packets(), 11);
     }
 

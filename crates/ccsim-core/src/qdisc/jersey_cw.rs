@@ -12,7 +12,8 @@
 //! - the average is updated and tested on arrival, like RED (the abstract says "forwarded"
 //!   packets; marking at enqueue differs from marking at dequeue only by one queueing delay).
 
-use super::red::{Fifo, QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_TIME, P_WQ};
+use super::fifo::Fifo;
+use super::red::{QueueAverage, Unit, P_LIMIT, P_MEAN_PKT_SIZE, P_MEAN_PKT_TIME, P_WQ};
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -59,7 +60,7 @@ impl JerseyCw {
 
 impl QueueDisc for JerseyCw {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        let avg = self.avg.on_arrival(ctx.now, self.fifo.measure(self.unit));
+        let avg = self.avg.on_arrival(ctx.now, self.unit.measure(&self.fifo));
         let Some(mut pkt) = self.fifo.admissible(pkt, ctx) else { return };
         if avg > self.min_th {
             ctx.mark(&mut pkt);
@@ -68,7 +69,7 @@ impl QueueDisc for JerseyCw {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        self.fifo.pop_at(ctx.now, Some(&mut self.avg))
+        self.avg.dequeue(&mut self.fifo, ctx.now)
     }
 
     fn len_packets(&self) -> usize {
@@ -84,8 +85,7 @@ impl QueueDisc for JerseyCw {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::red::harness::{params, Harness};
-    use crate::qdisc::testing::pkt;
+    use crate::qdisc::testkit::{ecn_pkt, params, pkt, Harness};
     use crate::qdisc::QueueEventKind;
 
     /// Idle decay with s = 1 us.
@@ -103,7 +103,7 @@ mod tests {
     }
 
     fn ect(seq: u64) -> Packet {
-        Packet { ecn: Ecn::Ect0, ..pkt(0, seq, 1000) }
+        ecn_pkt(0, seq, 1000, Ecn::Ect0)
     }
 
     #[test]
@@ -119,7 +119,7 @@ mod tests {
         for k in 5..10 {
             a = 0.5 * a + 0.5 * k as f64;
         }
-        assert_eq!(h.d.avg.avg, a);
+        assert_eq!(h.disc.avg.avg, a);
         // A non-ECT packet now is admitted unmarked.
         assert_eq!(h.enqueue(10, pkt(0, 10, 1000)), (0, 0));
         let out: Vec<Packet> = std::iter::from_fn(|| h.dequeue(20)).collect();
@@ -140,9 +140,9 @@ mod tests {
         // Idle for 10 packet times: avg decays by 0.5^10 from below 6, to below 3.
         let t = h.last + 1;
         while h.dequeue(t).is_some() {}
-        let before = h.d.avg.avg;
+        let before = h.disc.avg.avg;
         assert_eq!(h.enqueue(t + 10_000, ect(0)), (0, 0));
-        assert!((h.d.avg.avg - before * 0.5f64.powi(10)).abs() < 1e-12);
+        assert!((h.disc.avg.avg - before * 0.5f64.powi(10)).abs() < 1e-12);
     }
 
     #[test]
@@ -152,6 +152,6 @@ mod tests {
             h.enqueue(i, ect(i));
         }
         assert_eq!((h.drops, h.marks), (10, 18));
-        assert!(h.events.iter().filter(|e| e.kind.is_drop()).all(|e| e.kind == QueueEventKind::Overflow));
+        assert!(h.events().filter(|e| e.kind.is_drop()).all(|e| e.kind == QueueEventKind::Overflow));
     }
 }

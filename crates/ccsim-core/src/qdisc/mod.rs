@@ -10,17 +10,24 @@
 //!
 //! Length convention: the packet being serialized has left the queue, as
 //! in ns-3 and Linux; it does not count toward the limit or the reported length.
+//!
+//! A discipline that keeps one FIFO (or one per flow) stores it in [`fifo::Fifo`], which owns
+//! the packets, their byte count and the packet or byte limit; the disciplines' tests share
+//! one kit (`testkit.rs`).
 
 pub mod choke;
 pub mod codel;
 pub mod droptail;
 pub mod ecn_codel;
 pub mod encn;
+pub mod fifo;
 pub mod fq_codel;
 pub mod jersey_cw;
 pub mod pie;
 pub mod red;
 pub mod sojourn;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod threshold;
 
 use crate::invariants::QueueCheck;
@@ -552,25 +559,8 @@ impl Queue {
 }
 
 #[cfg(test)]
-pub(crate) mod testing {
-    //! Helpers for driving a discipline with synthetic arrivals and departures.
-    use super::*;
-    use crate::sim::rng::Stream;
-
-    /// A queue around `disc` measuring from time 0.
-    pub fn queue(kind: &'static str, disc: Box<dyn QueueDisc>) -> Queue {
-        Queue::new(kind, disc, Rng::stream(1, Stream::Queue(0)), 0)
-    }
-
-    /// A data packet of `size` bytes of flow `flow`, numbered `seq`.
-    pub fn pkt(flow: u32, seq: u64, size: u32) -> Packet {
-        Packet { flow, seq, size, payload: size, ..Packet::default() }
-    }
-}
-
-#[cfg(test)]
 mod tests {
-    use super::testing::*;
+    use super::testkit::{pkt, queue};
     use super::*;
 
     #[test]

@@ -46,8 +46,8 @@
 //! - Byte mode (`p·size/MTU`, Linux and ns-3 option) is not implemented.
 
 use crate::registry::Randomness;
-use std::collections::VecDeque;
 
+use super::fifo::Fifo;
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -274,8 +274,7 @@ pub fn scale_divisor(p: f64) -> f64 {
 /// A PIE queue.
 pub struct Pie {
     cfg: PieConfig,
-    fifo: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
     /// `drop_prob_`.
     drop_prob: f64,
     /// `current_qdelay`: at the last update (estimator), or of the last departure (timestamps).
@@ -303,11 +302,10 @@ pub struct Pie {
 impl Pie {
     /// A PIE queue; the first probability update is at `tupdate`.
     pub fn new(cfg: PieConfig) -> Self {
-        let (burst, first) = (cfg.max_burst, cfg.tupdate);
+        let (burst, first, limit) = (cfg.max_burst, cfg.tupdate, cfg.limit);
         Pie {
             cfg,
-            fifo: VecDeque::new(),
-            bytes: 0,
+            fifo: Fifo::new(limit),
             drop_prob: 0.0,
             qdelay: 0,
             qdelay_old: 0,
@@ -327,13 +325,6 @@ impl Pie {
         self.drop_prob
     }
 
-    fn fits(&self, pkt: &Packet) -> bool {
-        match self.cfg.limit {
-            Size::Packets(n) => (self.fifo.len() as u64) < n,
-            Size::Bytes(n) => self.bytes + pkt.size as u64 <= n,
-        }
-    }
-
     /// `drop_early()` of RFC 8033 §4.1, §4.4, §5.4 (Appendix B).
     fn drop_early(&mut self, ctx: &mut QdiscCtx) -> bool {
         if self.burst_allowance > 0 {
@@ -343,8 +334,11 @@ impl Pie {
         let p = self.drop_prob;
         // Work conservation: no early drop at low delay (unless p is already high) or on a
         // queue of a couple of packets.
-        let (delay, tiny) =
-            if c.linux { (self.qdelay, self.bytes < 2 * c.mtu) } else { (self.qdelay_old, self.bytes <= 2 * c.mtu) };
+        let (delay, tiny) = if c.linux {
+            (self.qdelay, self.fifo.bytes() < 2 * c.mtu)
+        } else {
+            (self.qdelay_old, self.fifo.bytes() <= 2 * c.mtu)
+        };
         if (delay < c.target / 2 && p < GATE_PROB) || tiny {
             return false;
         }
@@ -373,7 +367,7 @@ impl Pie {
             self.qdelay
         } else if self.avg_dq_time > 0.0 {
             // Little's law with the rate DQ_THRESHOLD / avg_dq_time (Appendix B).
-            (self.bytes as f64 * self.avg_dq_time / self.cfg.dq_threshold as f64).round() as Time
+            (self.fifo.bytes() as f64 * self.avg_dq_time / self.cfg.dq_threshold as f64).round() as Time
         } else {
             0
         }
@@ -397,7 +391,7 @@ impl Pie {
         if qdelay == 0 && self.qdelay_old == 0 {
             if !c.linux {
                 np *= IDLE_DECAY;
-            } else if self.bytes == 0 {
+            } else if self.fifo.bytes() == 0 {
                 np -= np / LINUX_IDLE_DECAY_DIV;
             }
         }
@@ -444,7 +438,7 @@ impl Pie {
             }
         }
         // Start a cycle when enough data is queued to measure the drain rate.
-        if !self.in_measurement && self.bytes >= self.cfg.dq_threshold {
+        if !self.in_measurement && self.fifo.bytes() >= self.cfg.dq_threshold {
             self.in_measurement = true;
             self.measurement_start = now;
             self.dq_count = 0;
@@ -454,7 +448,7 @@ impl Pie {
 
 impl QueueDisc for Pie {
     fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QdiscCtx) {
-        if !self.fits(&pkt) {
+        if !self.fifo.fits(&pkt) {
             self.accu_prob = 0.0;
             ctx.drop(pkt, DropReason::Overflow);
             return;
@@ -468,13 +462,11 @@ impl QueueDisc for Pie {
                 return;
             }
         }
-        self.bytes += pkt.size as u64;
-        self.fifo.push_back(pkt);
+        self.fifo.push(pkt);
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        let pkt = self.fifo.pop_front()?;
-        self.bytes -= pkt.size as u64;
+        let pkt = self.fifo.pop()?;
         let now = ctx.now;
         if self.cfg.use_timestamps {
             debug_assert!(pkt.enqueued_at <= now);
@@ -497,7 +489,7 @@ impl QueueDisc for Pie {
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 
     fn next_wakeup(&self) -> Option<Time> {
@@ -521,93 +513,14 @@ impl QueueDisc for Pie {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testing::{pkt, queue};
-    use crate::qdisc::{QueueEvent, QueueEventKind};
-    use crate::sim::rng::{Rng, Stream};
+    use crate::qdisc::testkit::{pkt, queue, within_binomial, Fate, Harness};
+    use crate::qdisc::QueueEventKind;
     use crate::sim::time::US;
     use std::collections::BTreeMap;
 
-    /// What happened to an arrival.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    enum Fate {
-        Queued,
-        Marked,
-        Early,
-        Overflow,
-    }
-
-    /// Drives a `Pie` directly (so tests can read and set its state), stamping arrivals as
-    /// the `Queue` wrapper does.
-    struct Harness {
-        pie: Pie,
-        rng: Rng,
-        events: Vec<QueueEvent>,
-        seq: u64,
-    }
-
-    impl Harness {
-        fn new(cfg: PieConfig) -> Self {
-            Harness { pie: Pie::new(cfg), rng: Rng::stream(7, Stream::Queue(0)), events: Vec::new(), seq: 0 }
-        }
-
-        fn arrive_ecn(&mut self, now: Time, size: u32, ecn: Ecn) -> Fate {
-            let mut p = pkt(0, self.seq, size);
-            self.seq += 1;
-            p.ecn = ecn;
-            p.enqueued_at = now;
-            let n = self.events.len();
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            self.pie.enqueue(p, &mut ctx);
-            match self.events[n..] {
-                [] => Fate::Queued,
-                [e] => match e.kind {
-                    QueueEventKind::Mark => Fate::Marked,
-                    QueueEventKind::EarlyDrop => Fate::Early,
-                    QueueEventKind::Overflow => Fate::Overflow,
-                },
-                _ => panic!("one arrival, several events"),
-            }
-        }
-
-        fn arrive(&mut self, now: Time, size: u32) -> Fate {
-            self.arrive_ecn(now, size, Ecn::NotEct)
-        }
-
-        fn depart(&mut self, now: Time) -> Option<Packet> {
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            self.pie.dequeue(&mut ctx)
-        }
-
-        fn update(&mut self, now: Time) {
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            self.pie.on_wakeup(&mut ctx);
-        }
-
-        /// Arrivals of `size` bytes every `gap` from `from`, a server taking `service` per
-        /// packet, and the probability updates when PIE asks for them, until `until`.
-        /// Returns the arrivals' fates with their times.
-        fn drive(&mut self, from: Time, until: Time, gap: Time, service: Time, size: u32) -> Vec<(Time, Fate)> {
-            let (mut next_arrival, mut free_at) = (from, from);
-            let mut fates = Vec::new();
-            loop {
-                let next_departure = if self.pie.len_packets() > 0 { free_at } else { Time::MAX };
-                let next_update = self.pie.next_wakeup().unwrap();
-                let t = next_arrival.min(next_departure).min(next_update);
-                if t >= until {
-                    return fates;
-                }
-                if t == next_update {
-                    self.update(t);
-                } else if t == next_departure {
-                    self.depart(t);
-                    free_at = t + service;
-                } else {
-                    fates.push((t, self.arrive(t, size)));
-                    free_at = free_at.max(t);
-                    next_arrival += gap;
-                }
-            }
-        }
+    /// PIE in the kit's harness, on its own random stream.
+    fn pie(cfg: PieConfig) -> Harness<Pie> {
+        Harness::with_seed(Pie::new(cfg), 7)
     }
 
     fn timestamps() -> PieConfig {
@@ -616,27 +529,27 @@ mod tests {
 
     /// A state in which every arrival reaches the random decision with probability `p`: no
     /// burst allowance, an old delay above target/2 and a queue of more than 2 MTU.
-    fn congested(cfg: PieConfig, p: f64) -> Harness {
-        let mut h = Harness::new(cfg);
+    fn congested(cfg: PieConfig, p: f64) -> Harness<Pie> {
+        let mut h = pie(cfg);
         for _ in 0..10 {
             h.arrive(0, 1500);
         }
-        h.pie.burst_allowance = 0;
-        h.pie.qdelay_old = 20 * MS;
-        h.pie.qdelay = 20 * MS;
-        h.pie.drop_prob = p;
+        h.disc.burst_allowance = 0;
+        h.disc.qdelay_old = 20 * MS;
+        h.disc.qdelay = 20 * MS;
+        h.disc.drop_prob = p;
         h
     }
 
     /// `n` arrivals at a fixed p, each followed by a departure when it was queued (the queue
     /// stays at 10 packets); no probability update runs.
-    fn fates_at_fixed_p(h: &mut Harness, n: usize, ecn: Ecn) -> Vec<Fate> {
+    fn fates_at_fixed_p(h: &mut Harness<Pie>, n: usize, ecn: Ecn) -> Vec<Fate> {
         (0..n)
             .map(|i| {
                 let t = i as Time * US;
                 let f = h.arrive_ecn(t, 1500, ecn);
                 if matches!(f, Fate::Queued | Fate::Marked) {
-                    h.depart(t);
+                    h.dequeue(t);
                 }
                 f
             })
@@ -687,130 +600,130 @@ mod tests {
 
     #[test]
     fn update_timer_fires_every_tupdate() {
-        let mut h = Harness::new(PieConfig::default());
-        assert_eq!(h.pie.next_wakeup(), Some(15 * MS));
-        h.update(10 * MS); // early: ignored
-        assert_eq!(h.pie.next_wakeup(), Some(15 * MS));
-        h.update(15 * MS);
-        assert_eq!(h.pie.next_wakeup(), Some(30 * MS));
-        h.update(95 * MS); // late: the grid restarts from now
-        assert_eq!(h.pie.next_wakeup(), Some(110 * MS));
+        let mut h = pie(PieConfig::default());
+        assert_eq!(h.disc.next_wakeup(), Some(15 * MS));
+        h.wakeup(10 * MS); // early: ignored
+        assert_eq!(h.disc.next_wakeup(), Some(15 * MS));
+        h.wakeup(15 * MS);
+        assert_eq!(h.disc.next_wakeup(), Some(30 * MS));
+        h.wakeup(95 * MS); // late: the grid restarts from now
+        assert_eq!(h.disc.next_wakeup(), Some(110 * MS));
     }
 
     #[test]
     fn first_update_follows_the_pi_formula_and_p_grows_while_delay_exceeds_target() {
-        let mut h = Harness::new(timestamps());
+        let mut h = pie(timestamps());
         for _ in 0..100 {
             h.arrive(0, 1500);
         }
         // Departure at 14 ms of a packet queued at 0: qdelay = 14 ms, qdelay_old = 0, p = 0.
-        h.depart(14 * MS);
-        h.update(15 * MS);
+        h.dequeue(14 * MS);
+        h.wakeup(15 * MS);
         // dp = 0.125 (0.014 - 0.015) + 1.25 (0.014 - 0) = 0.017375, divided by 2048 at p = 0.
         let p1 = 0.017375 / 2048.0;
-        assert!((h.pie.drop_prob() - p1).abs() < 1e-18, "{}", h.pie.drop_prob());
+        assert!((h.disc.drop_prob() - p1).abs() < 1e-18, "{}", h.disc.drop_prob());
         // Next: qdelay 29 ms, p1 = 8.5e-6 is in [1e-6, 1e-5): divide by 512.
         // dp = 0.125 (0.029 - 0.015) + 1.25 (0.029 - 0.014) = 0.0205.
-        h.depart(29 * MS);
-        h.update(30 * MS);
+        h.dequeue(29 * MS);
+        h.wakeup(30 * MS);
         let p2 = p1 + 0.0205 / 512.0;
-        assert!((h.pie.drop_prob() - p2).abs() < 1e-15, "{}", h.pie.drop_prob());
+        assert!((h.disc.drop_prob() - p2).abs() < 1e-15, "{}", h.disc.drop_prob());
         // The delay keeps growing above target: p grows at every update.
         let mut last = p2;
         for k in 3..=20u64 {
-            h.depart(k * 15 * MS - MS);
-            h.update(k * 15 * MS);
-            assert!(h.pie.drop_prob() > last, "update {k}: {} <= {last}", h.pie.drop_prob());
-            last = h.pie.drop_prob();
+            h.dequeue(k * 15 * MS - MS);
+            h.wakeup(k * 15 * MS);
+            assert!(h.disc.drop_prob() > last, "update {k}: {} <= {last}", h.disc.drop_prob());
+            last = h.disc.drop_prob();
         }
         assert!(last > 0.1, "{last}");
     }
 
     #[test]
     fn p_decays_to_zero_on_an_empty_queue() {
-        let mut h = Harness::new(timestamps());
-        h.pie.drop_prob = 0.5;
-        h.pie.burst_allowance = 0;
+        let mut h = pie(timestamps());
+        h.disc.drop_prob = 0.5;
+        h.disc.burst_allowance = 0;
         // Empty queue, no delay now or at the previous update:
         // p = (0.5 + 0.125 (0 - 0.015)) * 0.98 = 0.4881625.
-        h.update(15 * MS);
-        assert!((h.pie.drop_prob() - 0.4881625).abs() < 1e-15, "{}", h.pie.drop_prob());
+        h.wakeup(15 * MS);
+        assert!((h.disc.drop_prob() - 0.4881625).abs() < 1e-15, "{}", h.disc.drop_prob());
         // p <= 0.5 * 0.98^k is below 1e-6 after 650 updates, and the -0.001875/2048 step
         // then clears it within two more.
-        let mut last = h.pie.drop_prob();
+        let mut last = h.disc.drop_prob();
         let mut k = 1u64;
-        while h.pie.drop_prob() > 0.0 {
+        while h.disc.drop_prob() > 0.0 {
             k += 1;
-            h.update(k * 15 * MS);
-            assert!(h.pie.drop_prob() < last);
-            last = h.pie.drop_prob();
+            h.wakeup(k * 15 * MS);
+            assert!(h.disc.drop_prob() < last);
+            last = h.disc.drop_prob();
             assert!(k <= 652, "p = {last} after {k} updates");
         }
         assert!(k > 100, "decayed in {k} updates: too fast for 0.98 per update");
-        h.update((k + 1) * 15 * MS);
-        assert_eq!(h.pie.drop_prob(), 0.0);
+        h.wakeup((k + 1) * 15 * MS);
+        assert_eq!(h.disc.drop_prob(), 0.0);
         // Congestion is over: the burst allowance is back.
-        assert_eq!(h.pie.burst_allowance, 150 * MS);
+        assert_eq!(h.disc.burst_allowance, 150 * MS);
     }
 
     #[test]
     fn rate_estimator_measures_the_drain_rate_and_applies_littles_law() {
-        let mut h = Harness::new(PieConfig::default());
+        let mut h = pie(PieConfig::default());
         for _ in 0..40 {
             h.arrive(0, 1000);
         }
         // The departure at 0 leaves 39 000 B >= 16 384 B queued: a cycle starts. It ends at
         // the 17th packet counted (17 000 B), 17 x 80 us later.
-        h.depart(0);
+        h.dequeue(0);
         for k in 1..=17 {
-            h.depart(k * 80 * US);
+            h.dequeue(k * 80 * US);
         }
-        assert_eq!(h.pie.avg_dq_time, 1_360_000.0);
+        assert_eq!(h.disc.avg_dq_time, 1_360_000.0);
         // 22 000 B left: the next cycle starts at once; its packets leave every 160 us.
-        assert!(h.pie.in_measurement);
+        assert!(h.disc.in_measurement);
         for k in 1..=17 {
-            h.depart(1360 * US + k * 160 * US);
+            h.dequeue(1360 * US + k * 160 * US);
         }
         // EWMA with weight 0.25: 0.25 * 2720 us + 0.75 * 1360 us = 1700 us.
-        assert_eq!(h.pie.avg_dq_time, 1_700_000.0);
-        assert!(!h.pie.in_measurement, "5000 B left: no new cycle");
+        assert_eq!(h.disc.avg_dq_time, 1_700_000.0);
+        assert!(!h.disc.in_measurement, "5000 B left: no new cycle");
         // Little's law at the update: 5000 B * 1.7 ms / 16384 B = 518 798.8 ns.
-        h.update(15 * MS);
-        assert_eq!(h.pie.qdelay, 518_799);
+        h.wakeup(15 * MS);
+        assert_eq!(h.disc.qdelay, 518_799);
     }
 
     #[test]
     fn burst_allowance_lets_an_initial_burst_through() {
         // Arrivals at twice the drain rate (1500 B every 60 us into 120 us of service): the
         // delay grows by 0.5 ms per ms, above the 15 ms target from 30 ms on.
-        let mut h = Harness::new(PieConfig { limit: Size::Packets(100_000), ..PieConfig::default() });
-        let fates = h.drive(0, 150 * MS, 60 * US, 120 * US, 1500);
+        let mut h = pie(PieConfig { limit: Size::Packets(100_000), ..PieConfig::default() });
+        let fates = h.drive_link(0, 150 * MS, 60 * US, 120 * US, 1500);
         assert_eq!(count(&fates.iter().map(|f| f.1).collect::<Vec<_>>(), Fate::Early), 0);
-        assert!(h.pie.qdelay > 4 * h.pie.cfg.target, "qdelay {}", h.pie.qdelay);
-        assert!(h.pie.drop_prob() > 0.0);
+        assert!(h.disc.qdelay > 4 * h.disc.cfg.target, "qdelay {}", h.disc.qdelay);
+        assert!(h.disc.drop_prob() > 0.0);
         // Nine updates (15 ms to 135 ms) used 135 ms of the allowance; the update at 150 ms
         // takes the rest, and early drops follow.
-        assert_eq!(h.pie.burst_allowance, 15 * MS);
-        let later = h.drive(150 * MS, 400 * MS, 60 * US, 120 * US, 1500);
+        assert_eq!(h.disc.burst_allowance, 15 * MS);
+        let later = h.drive_link(150 * MS, 400 * MS, 60 * US, 120 * US, 1500);
         assert!(later.iter().any(|f| f.1 == Fate::Early));
 
         // Without the allowance the same burst meets early drops well before 150 ms.
-        let mut h = Harness::new(PieConfig { limit: Size::Packets(100_000), max_burst: 0, ..PieConfig::default() });
-        let fates = h.drive(0, 150 * MS, 60 * US, 120 * US, 1500);
+        let mut h = pie(PieConfig { limit: Size::Packets(100_000), max_burst: 0, ..PieConfig::default() });
+        let fates = h.drive_link(0, 150 * MS, 60 * US, 120 * US, 1500);
         assert!(fates.iter().any(|f| f.1 == Fate::Early && f.0 < 150 * MS));
     }
 
     #[test]
     fn burst_allowance_is_restored_once_congestion_clears() {
-        let mut h = Harness::new(PieConfig { limit: Size::Packets(100_000), ..PieConfig::default() });
-        h.drive(0, 300 * MS, 60 * US, 120 * US, 1500);
-        assert_eq!(h.pie.burst_allowance, 0);
-        assert!(h.pie.drop_prob() > 0.0);
+        let mut h = pie(PieConfig { limit: Size::Packets(100_000), ..PieConfig::default() });
+        h.drive_link(0, 300 * MS, 60 * US, 120 * US, 1500);
+        assert_eq!(h.disc.burst_allowance, 0);
+        assert!(h.disc.drop_prob() > 0.0);
         // No more arrivals: the queue drains, p decays to 0 and the allowance returns.
-        h.drive(300 * MS, 30 * SEC, SEC * 1000, 120 * US, 1500);
-        assert_eq!(h.pie.len_packets(), 0);
-        assert_eq!(h.pie.drop_prob(), 0.0);
-        assert_eq!(h.pie.burst_allowance, 150 * MS);
+        h.drive_link(300 * MS, 30 * SEC, SEC * 1000, 120 * US, 1500);
+        assert_eq!(h.disc.len_packets(), 0);
+        assert_eq!(h.disc.drop_prob(), 0.0);
+        assert_eq!(h.disc.burst_allowance, 150 * MS);
     }
 
     #[test]
@@ -835,9 +748,9 @@ mod tests {
 
         // Reaching 8.5 forces the drop whatever the random draw.
         let mut h = congested(PieConfig { derandomize: true, ..PieConfig::default() }, p);
-        h.pie.accu_prob = 8.4;
+        h.disc.accu_prob = 8.4;
         assert_eq!(h.arrive(0, 1500), Fate::Early);
-        assert_eq!(h.pie.accu_prob, 0.0);
+        assert_eq!(h.disc.accu_prob, 0.0);
     }
 
     #[test]
@@ -845,10 +758,7 @@ mod tests {
         let ecn = PieConfig { ecn: true, ..PieConfig::default() };
         let n = 4000;
         // Binomial(4000, p) bounds: mean +- 5 sd.
-        let within = |k: usize, p: f64| {
-            let (m, sd) = (n as f64 * p, (n as f64 * p * (1.0 - p)).sqrt());
-            (k as f64 - m).abs() < 5.0 * sd
-        };
+        let within = |k: usize, p: f64| within_binomial(k as u64, n as u64, p);
         for p in [0.05, 0.1] {
             let mut h = congested(ecn.clone(), p);
             let f = fates_at_fixed_p(&mut h, n, Ecn::Ect0);
@@ -876,17 +786,17 @@ mod tests {
     fn no_early_drop_at_low_delay_or_on_a_queue_of_two_packets() {
         // qdelay_old just under target/2 with p < 0.2: no early drop.
         let mut h = congested(PieConfig::default(), 0.19);
-        h.pie.qdelay_old = 7_499_999;
+        h.disc.qdelay_old = 7_499_999;
         assert_eq!(count(&fates_at_fixed_p(&mut h, 1000, Ecn::NotEct), Fate::Early), 0);
         // At p = 0.2 the low delay no longer protects.
         let mut h = congested(PieConfig::default(), 0.2);
-        h.pie.qdelay_old = 7_499_999;
+        h.disc.qdelay_old = 7_499_999;
         assert!(count(&fates_at_fixed_p(&mut h, 1000, Ecn::NotEct), Fate::Early) > 100);
         // Two 1500 B packets (3000 B <= 2 x 1514 B) are never dropped early, even at p = 1.
-        let mut h = Harness::new(PieConfig::default());
-        h.pie.burst_allowance = 0;
-        h.pie.qdelay_old = SEC;
-        h.pie.drop_prob = 1.0;
+        let mut h = pie(PieConfig::default());
+        h.disc.burst_allowance = 0;
+        h.disc.qdelay_old = SEC;
+        h.disc.drop_prob = 1.0;
         assert_eq!(h.arrive(0, 1500), Fate::Queued);
         assert_eq!(h.arrive(0, 1500), Fate::Queued);
         assert_eq!(h.arrive(0, 1500), Fate::Queued);
@@ -906,26 +816,26 @@ mod tests {
         let out: Vec<u64> = std::iter::from_fn(|| q.dequeue(10, &mut events)).map(|p| p.seq).collect();
         assert_eq!(out, vec![0, 1, 2, 3, 4]);
         // A tail drop restarts the de-randomization accumulator (App. B).
-        let mut h = Harness::new(cfg);
+        let mut h = pie(cfg);
         for _ in 0..5 {
             h.arrive(0, 1000);
         }
-        h.pie.accu_prob = 3.0;
+        h.disc.accu_prob = 3.0;
         assert_eq!(h.arrive(0, 1000), Fate::Overflow);
-        assert_eq!(h.pie.accu_prob, 0.0);
+        assert_eq!(h.disc.accu_prob, 0.0);
     }
 
     #[test]
     fn increases_are_capped_at_two_percent_from_ten_percent_on() {
         // qdelay 100 ms from 0: dp = 0.125 (0.1 - 0.015) + 1.25 (0.1 - 0) = 0.135625.
         let step = |cap: bool, p: f64| {
-            let mut h = Harness::new(PieConfig { cap_drop_adjustment: cap, ..timestamps() });
+            let mut h = pie(PieConfig { cap_drop_adjustment: cap, ..timestamps() });
             h.arrive(0, 1500);
             h.arrive(0, 1500);
-            h.depart(100 * MS);
-            h.pie.drop_prob = p;
-            h.update(100 * MS);
-            h.pie.drop_prob()
+            h.dequeue(100 * MS);
+            h.disc.drop_prob = p;
+            h.wakeup(100 * MS);
+            h.disc.drop_prob()
         };
         assert!((step(true, 0.5) - 0.52).abs() < 1e-12);
         assert!((step(false, 0.5) - 0.635625).abs() < 1e-12);
@@ -937,24 +847,24 @@ mod tests {
     fn linux_variant_decays_by_a_64th_gates_on_the_current_delay_and_adds_two_percent() {
         let linux = PieConfig { linux: true, ..timestamps() };
         // Decay: (0.5 - 0.001875) * 63/64 = 0.490341796875.
-        let mut h = Harness::new(linux.clone());
-        h.pie.drop_prob = 0.5;
-        h.update(15 * MS);
-        assert!((h.pie.drop_prob() - 0.490341796875).abs() < 1e-15);
+        let mut h = pie(linux.clone());
+        h.disc.drop_prob = 0.5;
+        h.wakeup(15 * MS);
+        assert!((h.disc.drop_prob() - 0.490341796875).abs() < 1e-15);
         // Gate: an old delay of 20 ms but a current one of 1 ms protects under Linux only.
         for (cfg, protected) in [(linux.clone(), true), (timestamps(), false)] {
             let mut h = congested(cfg, 0.15);
-            h.pie.qdelay = MS;
+            h.disc.qdelay = MS;
             let drops = count(&fates_at_fixed_p(&mut h, 1000, Ecn::NotEct), Fate::Early);
             assert_eq!(drops == 0, protected, "{drops} drops");
         }
         // Above 250 ms: the capped 2 % plus 2 %.
-        let mut h = Harness::new(linux);
+        let mut h = pie(linux);
         h.arrive(0, 1500);
         h.arrive(0, 1500);
-        h.depart(300 * MS);
-        h.pie.drop_prob = 0.5;
-        h.update(300 * MS);
-        assert!((h.pie.drop_prob() - 0.54).abs() < 1e-12);
+        h.dequeue(300 * MS);
+        h.disc.drop_prob = 0.5;
+        h.wakeup(300 * MS);
+        assert!((h.disc.drop_prob() - 0.54).abs() < 1e-12);
     }
 }

@@ -47,8 +47,8 @@
 //! `Q = 17 KB`) is `limit = 17000B, min_th = 4250B, max_th = 12750B`.
 
 use crate::registry::Randomness;
-use std::collections::VecDeque;
 
+use super::fifo::Fifo;
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -199,11 +199,11 @@ impl Unit {
         }
     }
 
-    /// A queue of `pkts` packets and `bytes` bytes, in this unit.
-    pub fn measure(self, pkts: usize, bytes: u64) -> f64 {
+    /// The length of `fifo` in this unit.
+    pub fn measure(self, fifo: &Fifo) -> f64 {
         match self {
-            Unit::Packets => pkts as f64,
-            Unit::Bytes => bytes as f64,
+            Unit::Packets => fifo.len() as f64,
+            Unit::Bytes => fifo.bytes() as f64,
         }
     }
 
@@ -214,88 +214,6 @@ impl Unit {
             (Unit::Packets, Size::Bytes(n)) => n as f64 / mean_pkt_size.max(1) as f64,
             (Unit::Bytes, Size::Packets(n)) => n as f64 * mean_pkt_size as f64,
         }
-    }
-}
-
-/// A FIFO with a hard limit in packets or bytes; the storage of the disciplines in this
-/// family. Indexable, so that CHOKe can pick and remove a packet anywhere.
-pub struct Fifo {
-    limit: Size,
-    pub(crate) q: VecDeque<Packet>,
-    bytes: u64,
-}
-
-impl Fifo {
-    /// An empty FIFO; the deque grows to the working size once, not per packet.
-    pub fn new(limit: Size) -> Self {
-        Fifo { limit, q: VecDeque::new(), bytes: 0 }
-    }
-
-    /// Would `pkt` fit under the limit?
-    pub fn fits(&self, pkt: &Packet) -> bool {
-        match self.limit {
-            Size::Packets(n) => (self.q.len() as u64) < n,
-            Size::Bytes(n) => self.bytes + pkt.size as u64 <= n,
-        }
-    }
-
-    /// `pkt` if it fits under the limit; otherwise it is dropped as an overflow.
-    pub fn admissible(&self, pkt: Packet, ctx: &mut QdiscCtx) -> Option<Packet> {
-        if self.fits(&pkt) {
-            return Some(pkt);
-        }
-        ctx.drop(pkt, DropReason::Overflow);
-        None
-    }
-
-    /// Append (the caller has checked `fits`).
-    pub fn push(&mut self, pkt: Packet) {
-        self.bytes += pkt.size as u64;
-        self.q.push_back(pkt);
-    }
-
-    /// Take the head.
-    pub fn pop(&mut self) -> Option<Packet> {
-        let pkt = self.q.pop_front()?;
-        debug_assert!(self.bytes >= pkt.size as u64);
-        self.bytes -= pkt.size as u64;
-        Some(pkt)
-    }
-
-    /// Take the head at `now`, telling RED's average of the departure if the owner keeps one.
-    pub fn pop_at(&mut self, now: Time, avg: Option<&mut QueueAverage>) -> Option<Packet> {
-        let pkt = self.pop()?;
-        if let Some(avg) = avg {
-            avg.on_dequeue(now, pkt.size, self.len());
-        }
-        Some(pkt)
-    }
-
-    /// Take the packet at position `i` (O(n)).
-    pub fn remove(&mut self, i: usize) -> Option<Packet> {
-        let pkt = self.q.remove(i)?;
-        self.bytes -= pkt.size as u64;
-        Some(pkt)
-    }
-
-    /// Packets held.
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// The length in `unit`.
-    pub fn measure(&self, unit: Unit) -> f64 {
-        unit.measure(self.q.len(), self.bytes)
     }
 }
 
@@ -367,6 +285,13 @@ impl QueueAverage {
             self.avg *= (1.0 - self.wq).powf(m);
         }
         self.q_time = now;
+    }
+
+    /// Take the head of `fifo` at `now`, telling the average of the departure.
+    pub fn dequeue(&mut self, fifo: &mut Fifo, now: Time) -> Option<Packet> {
+        let pkt = fifo.pop()?;
+        self.on_dequeue(now, pkt.size, fifo.len());
+        Some(pkt)
     }
 
     /// A packet of `size` bytes left at `now`, leaving `remaining` packets queued.
@@ -449,7 +374,7 @@ impl RedCore {
 
     /// An arrival finds `fifo` as it is: update the average.
     pub fn on_arrival(&mut self, now: Time, fifo: &Fifo) -> f64 {
-        self.avg.on_arrival(now, fifo.measure(self.unit))
+        self.avg.on_arrival(now, self.unit.measure(fifo))
     }
 
     /// The base probability `p_b` for the current average, or the verdict when it is outside
@@ -560,7 +485,7 @@ impl QueueDisc for Red {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
-        self.fifo.pop_at(ctx.now, Some(&mut self.core.avg))
+        self.core.avg.dequeue(&mut self.fifo, ctx.now)
     }
 
     fn len_packets(&self) -> usize {
@@ -581,140 +506,10 @@ impl QueueDisc for Red {
 }
 
 #[cfg(test)]
-pub(crate) mod harness {
-    //! Drives a discipline directly (so tests can look at its state) while checking the
-    //! conservation identity the `Queue` wrapper checks.
-    use super::super::{QdiscCtx, QueueDisc, QueueEvent, QueueEventKind};
-    use crate::packet::{Ecn, Packet};
-    use crate::params::{ParamSpec, ParamValue, Params};
-    use crate::sim::rng::{Rng, Stream};
-    use crate::sim::time::Time;
-    use std::collections::BTreeMap;
-
-    /// Resolve `given` against a table.
-    pub fn params(specs: &'static [ParamSpec], given: &[(&str, ParamValue)]) -> Params {
-        let g: BTreeMap<String, ParamValue> = given.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        Params::resolve("test", specs, &g).expect("valid test parameters")
-    }
-
-    /// A discipline plus a random stream and counters.
-    pub struct Harness<D> {
-        pub d: D,
-        rng: Rng,
-        pub events: Vec<QueueEvent>,
-        pub arrivals: u64,
-        pub departures: u64,
-        pub drops: u64,
-        pub marks: u64,
-        /// Latest time seen; `hold` continues from here.
-        pub last: Time,
-    }
-
-    impl<D: QueueDisc> Harness<D> {
-        pub fn new(d: D) -> Self {
-            Harness {
-                d,
-                rng: Rng::stream(1, Stream::Queue(0)),
-                events: Vec::new(),
-                arrivals: 0,
-                departures: 0,
-                drops: 0,
-                marks: 0,
-                last: 0,
-            }
-        }
-
-        /// Offer `pkt`; returns (dropped, marked) counts of this call.
-        pub fn enqueue(&mut self, now: Time, pkt: Packet) -> (u64, u64) {
-            self.last = self.last.max(now);
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            self.d.enqueue(pkt, &mut ctx);
-            let r = (ctx.drops, ctx.marks);
-            self.arrivals += 1;
-            self.drops += r.0;
-            self.marks += r.1;
-            self.check();
-            r
-        }
-
-        pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-            self.last = self.last.max(now);
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            let p = self.d.dequeue(&mut ctx);
-            self.drops += ctx.drops;
-            self.departures += p.is_some() as u64;
-            self.check();
-            p
-        }
-
-        pub fn wakeup(&mut self, now: Time) {
-            self.last = self.last.max(now);
-            let mut ctx = QdiscCtx::new(now, &mut self.rng, &mut self.events);
-            self.d.on_wakeup(&mut ctx);
-            self.drops += ctx.drops;
-            self.check();
-        }
-
-        fn check(&self) {
-            assert_eq!(self.arrivals, self.departures + self.drops + self.d.len_packets() as u64);
-        }
-
-        /// Early drops logged so far.
-        pub fn early_drops(&self) -> u64 {
-            self.events.iter().filter(|e| e.kind == QueueEventKind::EarlyDrop).count() as u64
-        }
-
-        /// Keep the queue at `level` packets of `size` bytes: before each of `n` arrivals the
-        /// queue holds exactly `level` packets (an admitted arrival is matched by a
-        /// departure). Returns the drop flags of the `n` arrivals and the marks among them.
-        pub fn hold(&mut self, level: usize, n: usize, size: u32, ecn: Ecn) -> (Vec<bool>, u64) {
-            let mut t: Time = self.last + 1;
-            let mut seq = 0;
-            while self.d.len_packets() < level {
-                let mut p = super::super::testing::pkt(0, seq, size);
-                p.ecn = ecn;
-                self.enqueue(t, p);
-                seq += 1;
-                t += 1;
-            }
-            let mut dropped = Vec::with_capacity(n);
-            let mut marks = 0;
-            for _ in 0..n {
-                let mut p = super::super::testing::pkt(0, seq, size);
-                p.ecn = ecn;
-                seq += 1;
-                t += 1;
-                let (d, m) = self.enqueue(t, p);
-                dropped.push(d > 0);
-                marks += m;
-                while self.d.len_packets() > level {
-                    self.dequeue(t);
-                }
-            }
-            (dropped, marks)
-        }
-    }
-
-    /// Mean gap between marks when the gap is uniform on {1, …, n} with n = ⌊1/p_b⌋ plus the
-    /// leftover mass at n + 1 (see `early_drop_rate_matches_the_count_spacing_rule`).
-    pub fn mean_gap(pb: f64) -> f64 {
-        let n = (1.0 / pb).floor();
-        pb * n * (n + 1.0) / 2.0 + (n + 1.0) * (1.0 - n * pb)
-    }
-
-    /// True if `k` events out of `n` are within 5 binomial standard deviations of `p`.
-    pub fn within_binomial(k: u64, n: u64, p: f64) -> bool {
-        let (mean, sd) = (n as f64 * p, (n as f64 * p * (1.0 - p)).sqrt());
-        (k as f64 - mean).abs() <= 5.0 * sd
-    }
-}
-
-#[cfg(test)]
 mod tests {
-    use super::harness::*;
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testing::{pkt, queue};
+    use crate::qdisc::testkit::{mean_gap, params, pkt, queue, within_binomial, Harness};
     use crate::sim::time::US;
 
     fn red(given: &[(&str, ParamValue)]) -> Harness<Red> {
@@ -749,7 +544,7 @@ mod tests {
         let mut h = red(&[("min_th", pk(100)), ("max_th", pk(300)), ("mean_pkt_time", ParamValue::Int(1000))]);
         // First arrival finds the queue empty at q_time = 0, now = 0: m = 0, no change.
         h.enqueue(0, pkt(0, 0, 1000));
-        assert_eq!(h.d.core.avg.avg, 0.0);
+        assert_eq!(h.disc.core.avg.avg, 0.0);
         // Then q = 1, 2, 3 with w = 0.002:
         // a1 = 0.002·1 = 0.002
         // a2 = 0.998·0.002 + 0.002·2 = 0.005996
@@ -757,7 +552,7 @@ mod tests {
         let expect = [0.002, 0.005996, 0.011984008];
         for (i, e) in expect.iter().enumerate() {
             h.enqueue(1 + i as u64, pkt(0, 1 + i as u64, 1000));
-            assert!((h.d.core.avg.avg - e).abs() < 1e-15, "step {i}: {} vs {e}", h.d.core.avg.avg);
+            assert!((h.disc.core.avg.avg - e).abs() < 1e-15, "step {i}: {} vs {e}", h.disc.core.avg.avg);
         }
     }
 
@@ -842,7 +637,7 @@ mod tests {
         for i in 0..50 {
             h.enqueue(i, pkt(0, i, 1000));
         }
-        let before = h.d.core.avg.avg;
+        let before = h.disc.core.avg.avg;
         assert!(before > 10.0);
         for _ in 0..50 {
             h.dequeue(100);
@@ -850,7 +645,7 @@ mod tests {
         // Empty since t = 100; arrival 7.5 ms later: m = 7.5.
         h.enqueue(100 + 7 * MS + MS / 2, pkt(0, 99, 1000));
         let expect = before * 0.9f64.powf(7.5);
-        assert!((h.d.core.avg.avg - expect).abs() < 1e-12 * before, "{} vs {expect}", h.d.core.avg.avg);
+        assert!((h.disc.core.avg.avg - expect).abs() < 1e-12 * before, "{} vs {expect}", h.disc.core.avg.avg);
     }
 
     #[test]
@@ -860,17 +655,17 @@ mod tests {
         for i in 0..4 {
             h.enqueue(i, pkt(0, i, 1000));
         }
-        let before = h.d.core.avg.avg;
+        let before = h.disc.core.avg.avg;
         assert!(before > 0.0);
-        assert_eq!(h.d.core.avg.pkt_time(), None);
+        assert_eq!(h.disc.core.avg.pkt_time(), None);
         for k in 0..4 {
             h.dequeue(10 + k * 80 * US);
         }
-        assert_eq!(h.d.core.avg.pkt_time(), Some(40_000.0));
+        assert_eq!(h.disc.core.avg.pkt_time(), Some(40_000.0));
         // Empty since 10 + 240 us; 2 ms later: m = 50.
         h.enqueue(10 + 240 * US + 2 * MS, pkt(0, 9, 1000));
         let expect = before * 0.99f64.powi(50);
-        assert!((h.d.core.avg.avg - expect).abs() < 1e-12, "{} vs {expect}", h.d.core.avg.avg);
+        assert!((h.disc.core.avg.avg - expect).abs() < 1e-12, "{} vs {expect}", h.disc.core.avg.avg);
     }
 
     #[test]
@@ -927,37 +722,37 @@ mod tests {
     fn adaptive_red_moves_max_p_towards_the_target_band() {
         // Band: [10 + 0.4·20, 10 + 0.6·20] = [18, 22].
         let mut h = red_10_30(&[("adaptive", ParamValue::Bool(true)), ("limit", pk(1000))]);
-        assert_eq!(h.d.next_wakeup(), Some(ARED_INTERVAL));
+        assert_eq!(h.disc.next_wakeup(), Some(ARED_INTERVAL));
         h.hold(25, 10, 1000, Ecn::NotEct);
-        assert_eq!(h.d.core.avg.avg, 25.0);
+        assert_eq!(h.disc.core.avg.avg, 25.0);
         h.wakeup(ARED_INTERVAL);
         // Above the band: + min(0.01, 0.1/4).
-        assert!((h.d.core.max_p - 0.11).abs() < 1e-12);
-        assert_eq!(h.d.next_wakeup(), Some(2 * ARED_INTERVAL));
+        assert!((h.disc.core.max_p - 0.11).abs() < 1e-12);
+        assert_eq!(h.disc.next_wakeup(), Some(2 * ARED_INTERVAL));
         h.wakeup(2 * ARED_INTERVAL);
-        assert!((h.d.core.max_p - 0.12).abs() < 1e-12);
+        assert!((h.disc.core.max_p - 0.12).abs() < 1e-12);
         // Inside the band: unchanged.
-        while h.d.len_packets() > 20 {
+        while h.disc.len_packets() > 20 {
             h.dequeue(2 * ARED_INTERVAL);
         }
         h.hold(20, 1, 1000, Ecn::NotEct);
-        assert_eq!(h.d.core.avg.avg, 20.0);
+        assert_eq!(h.disc.core.avg.avg, 20.0);
         h.wakeup(3 * ARED_INTERVAL);
-        assert!((h.d.core.max_p - 0.12).abs() < 1e-12);
+        assert!((h.disc.core.max_p - 0.12).abs() < 1e-12);
         // Below the band: × 0.9.
-        while h.d.len_packets() > 15 {
+        while h.disc.len_packets() > 15 {
             h.dequeue(3 * ARED_INTERVAL);
         }
         h.hold(15, 1, 1000, Ecn::NotEct);
         h.wakeup(4 * ARED_INTERVAL);
-        assert!((h.d.core.max_p - 0.108).abs() < 1e-12);
+        assert!((h.disc.core.max_p - 0.108).abs() < 1e-12);
         // A small max_p grows by a quarter of itself.
-        h.d.core.max_p = 0.02;
+        h.disc.core.max_p = 0.02;
         h.hold(25, 1, 1000, Ecn::NotEct);
         h.wakeup(5 * ARED_INTERVAL);
-        assert!((h.d.core.max_p - 0.025).abs() < 1e-12);
+        assert!((h.disc.core.max_p - 0.025).abs() < 1e-12);
         // Not adaptive: no timer.
-        assert_eq!(red_10_30(&[]).d.next_wakeup(), None);
+        assert_eq!(red_10_30(&[]).disc.next_wakeup(), None);
     }
 
     #[test]
@@ -965,7 +760,7 @@ mod tests {
         // Q = 17 KB: min_th = Q/4, max_th = 3Q/4, max_p 0.1, wq 0.002.
         let b = |n| ParamValue::Size(Size::Bytes(n));
         let h = red(&[("limit", b(17_000)), ("min_th", b(4250)), ("max_th", b(12_750))]);
-        let c = &h.d.core;
+        let c = &h.disc.core;
         assert_eq!((c.unit, c.min_th, c.max_th, c.max_p), (Unit::Bytes, 4250.0, 12_750.0, 0.1));
     }
 

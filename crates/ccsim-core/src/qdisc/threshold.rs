@@ -10,7 +10,8 @@
 //! queue it finds (the arrival excluded, in the unit of `k`) is greater than `K`, it is
 //! CE-marked when ECT. Non-ECT packets are never dropped early: they are admitted unmarked.
 
-use super::red::{Fifo, Unit, P_LIMIT};
+use super::fifo::Fifo;
+use super::red::{Unit, P_LIMIT};
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
@@ -53,7 +54,7 @@ impl Threshold {
 impl QueueDisc for Threshold {
     fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         let Some(mut pkt) = self.fifo.admissible(pkt, ctx) else { return };
-        if self.fifo.measure(self.unit) > self.k {
+        if self.unit.measure(&self.fifo) > self.k {
             // Not-ECT: `mark` changes nothing and the packet is admitted anyway.
             ctx.mark(&mut pkt);
         }
@@ -77,12 +78,11 @@ impl QueueDisc for Threshold {
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::red::harness::Harness;
-    use crate::qdisc::testing::pkt;
+    use crate::qdisc::testkit::{ecn_pkt, pkt, Harness};
     use crate::qdisc::QueueEventKind;
 
     fn ect(seq: u64, size: u32) -> Packet {
-        Packet { ecn: Ecn::Ect0, ..pkt(0, seq, size) }
+        ecn_pkt(0, seq, size, Ecn::Ect0)
     }
 
     #[test]
@@ -123,7 +123,7 @@ mod tests {
         }
         // Exactly the 10 arrivals beyond the limit are dropped, as overflow.
         assert_eq!((h.drops, h.marks), (10, 0));
-        assert!(h.events.iter().all(|e| e.kind == QueueEventKind::Overflow));
+        assert!(h.events().all(|e| e.kind == QueueEventKind::Overflow));
         assert!(std::iter::from_fn(|| h.dequeue(100)).all(|p| p.ecn == Ecn::NotEct));
     }
 }

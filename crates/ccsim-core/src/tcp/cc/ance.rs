@@ -302,47 +302,30 @@ impl CongestionControl for Ance {
 mod tests {
     use super::*;
     use crate::sim::time::MS;
+    use crate::tcp::cc::testkit::{window, Setup, TestSender, MSS};
 
-    const MSS: u64 = 1000;
-
-    fn state(cwnd_segs: u64, ssthresh_segs: u64, rwnd_segs: u64) -> CcState {
-        CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, rwnd_segs * MSS)
+    /// An ANCE sender with `Q_min = 3000 B`, a window of `cwnd`, threshold `ssthresh` and
+    /// peer window `rwnd` segments.
+    fn sender(cwnd: u64, ssthresh: u64, rwnd: u64) -> TestSender<Ance> {
+        TestSender::new(Ance::new(3000), window(MSS, cwnd, ssthresh).with_rwnd(rwnd))
     }
 
-    /// Drives an ANCE sender with one-segment ACKs arriving every `gap` (so that
-    /// B_E = MSS / gap) and chosen RTT samples.
-    struct Script {
-        cc: Ance,
-        st: CcState,
-    }
-
-    impl Script {
-        fn new(q_min: u64, st: CcState) -> Self {
-            Script { cc: Ance::new(q_min), st }
-        }
-
-        fn ack(&mut self, gap: Time, rtt: Time) {
-            self.st.now += gap;
-            let ack = Ack { acked: MSS, rtt: Some(rtt), ..Ack::default() };
-            self.cc.on_ack_received(&self.st, &ack);
-            self.cc.on_ack(&mut self.st, &ack);
-        }
-
-        fn w(&self) -> u64 {
-            self.st.cwnd / MSS
-        }
+    /// A one-segment ACK `gap` after the previous one (so that B_E = MSS / gap) with the RTT
+    /// sample `rtt`.
+    fn ack(s: &mut TestSender<Ance>, gap: Time, rtt: Time) {
+        s.ack_after(gap, Ack { acked: MSS, rtt: Some(rtt), ..Ack::default() });
     }
 
     #[test]
     fn queue_estimate_is_bandwidth_times_queueing_delay() {
         // ACKs of 1000 B every 4 ms: B_E = 250 000 B/s. RTT_min 80 ms, RTT_now 92 ms:
         // Q_E = 250 000 * 0.012 = 3000 B (eq. 1).
-        let mut s = Script::new(3000, state(2, 100, 100));
-        s.ack(4 * MS, 80 * MS);
+        let mut s = sender(2, 100, 100);
+        ack(&mut s, 4 * MS, 80 * MS);
         assert_eq!(s.cc.bandwidth_estimate(), None, "one ACK gives no inter-arrival time");
-        s.ack(4 * MS, 80 * MS);
+        ack(&mut s, 4 * MS, 80 * MS);
         assert!((s.cc.bandwidth_estimate().unwrap() - 250_000.0).abs() < 1e-6);
-        s.ack(4 * MS, 92 * MS);
+        ack(&mut s, 4 * MS, 92 * MS);
         assert!((s.cc.queue_estimate().unwrap() - 3000.0).abs() < 1e-6);
         assert_eq!(s.cc.rtt_min(), Some(80 * MS));
     }
@@ -350,7 +333,7 @@ mod tests {
     #[test]
     fn bandwidth_uses_the_smallest_gap_per_acknowledged_byte_outside_recovery() {
         let mut cc = Ance::new(3000);
-        let mut st = state(10, 100, 100);
+        let mut st = window(MSS, 10, 100).with_rwnd(100);
         let feed = |cc: &mut Ance, st: &mut CcState, at: Time, acked: u64, rec: bool| {
             st.now = at;
             st.in_recovery = rec;
@@ -375,21 +358,21 @@ mod tests {
     fn slow_start_continues_while_the_estimate_is_below_q_min_and_then_jumps_to_ssthresh() {
         // ssthresh 16, rwnd 64 (paper sec. 3); 1 ms per segment: B_E = 1 MB/s; Q_min 3000 B
         // is 3 ms of queueing.
-        let mut s = Script::new(3000, state(2, 16, 64));
+        let mut s = sender(2, 16, 64);
         for (k, rtt) in [100, 100, 101, 102, 102].into_iter().enumerate() {
-            s.ack(MS, rtt * MS);
+            ack(&mut s, MS, rtt * MS);
             // Reno slow start: +1 segment per one-segment ACK.
-            assert_eq!(s.w(), 3 + k as u64);
+            assert_eq!(s.cwnd_segs(), 3 + k as u64);
         }
         // 103 ms: Q_E = 3000 B >= Q_min: W = min(rwnd, ssthresh) = 16, BF = W.
-        s.ack(MS, 103 * MS);
-        assert_eq!((s.w(), s.cc.bf()), (16, 16.0));
+        ack(&mut s, MS, 103 * MS);
+        assert_eq!((s.cwnd_segs(), s.cc.bf()), (16, 16.0));
         assert!(!s.st.in_slow_start());
         // With rwnd 12 < ssthresh, W = 12 and ssthresh follows.
-        let mut s = Script::new(3000, state(2, 16, 12));
-        s.ack(MS, 100 * MS);
-        s.ack(MS, 110 * MS);
-        assert_eq!((s.w(), s.st.ssthresh / MSS, s.cc.bf()), (12, 12, 12.0));
+        let mut s = sender(2, 16, 12);
+        ack(&mut s, MS, 100 * MS);
+        ack(&mut s, MS, 110 * MS);
+        assert_eq!((s.cwnd_segs(), s.st.ssthresh / MSS, s.cc.bf()), (12, 12, 12.0));
     }
 
     #[test]
@@ -397,10 +380,10 @@ mod tests {
         // Enter congestion avoidance at W = 8 (slow start left at ssthresh 8 by an estimate
         // above Q_min), then script non-congested (RTT 100 ms, Q_E = 0) and congested
         // (RTT 110 ms, Q_E = 10 kB) ACKs of one segment each, 1 ms apart (B_E = 1 MB/s).
-        let mut s = Script::new(3000, state(4, 8, 64));
-        s.ack(MS, 100 * MS);
-        s.ack(MS, 110 * MS);
-        assert_eq!((s.w(), s.cc.bf()), (8, 8.0));
+        let mut s = sender(4, 8, 64);
+        ack(&mut s, MS, 100 * MS);
+        ack(&mut s, MS, 110 * MS);
+        assert_eq!((s.cwnd_segs(), s.cc.bf()), (8, 8.0));
         // (ACKs, RTT ms, W after, BF after). Non-congested: W += 1 on the W-th ACK since W
         // last changed, then BF /= 2. Congested: W -= 1 on the ceil(BF)-th ACK, then
         // BF += BF / 2.
@@ -420,48 +403,48 @@ mod tests {
         ];
         for (i, &(n, rtt, w, bf)) in steps.iter().enumerate() {
             for _ in 0..n {
-                s.ack(MS, rtt * MS);
+                ack(&mut s, MS, rtt * MS);
             }
-            assert_eq!((s.w(), s.cc.bf()), (w, bf), "step {i}");
+            assert_eq!((s.cwnd_segs(), s.cc.bf()), (w, bf), "step {i}");
         }
     }
 
     #[test]
     fn bf_stays_at_least_one_ack_and_w_falls_to_one_segment_where_rtt_min_resets() {
-        let mut s = Script::new(3000, state(4, 4, 1000));
-        s.ack(MS, 100 * MS); // enters avoidance at W = 4, BF = 4
+        let mut s = sender(4, 4, 1000);
+        ack(&mut s, MS, 100 * MS); // enters avoidance at W = 4, BF = 4
         for _ in 0..200 {
-            s.ack(MS, 100 * MS); // increases at 4, 9, 15, ... ACKs: BF 4 -> 2 -> 1 -> 1 ...
+            ack(&mut s, MS, 100 * MS); // increases at 4, 9, 15, ... ACKs: BF 4 -> 2 -> 1 -> 1 ...
         }
-        assert_eq!((s.w(), s.cc.bf()), (20, BF_MIN));
+        assert_eq!((s.cwnd_segs(), s.cc.bf()), (20, BF_MIN));
         // Persistently congested (RTT 150 ms): decreases after 1, 1.5, 2.25, ... ACKs,
         // 19 of them bring W from 20 to 1 within sum(ceil(1.5^k), k < 19) ACKs.
         let budget: f64 = (0..19).map(|k| 1.5f64.powi(k).ceil()).sum();
         let mut n = 0;
-        while s.w() > 1 {
-            s.ack(MS, 150 * MS);
+        while s.cwnd_segs() > 1 {
+            ack(&mut s, MS, 150 * MS);
             n += 1;
-            assert!(n as f64 <= budget, "W = {} after {n} ACKs", s.w());
+            assert!(n as f64 <= budget, "W = {} after {n} ACKs", s.cwnd_segs());
         }
         assert_eq!(n as f64, budget);
         assert!((s.cc.bf() - 1.5f64.powi(19)).abs() < 1e-9);
         // At W = 1 the next sample becomes RTT_min: Q_E = 0, and W grows again.
-        s.ack(MS, 150 * MS);
+        ack(&mut s, MS, 150 * MS);
         assert_eq!(s.cc.rtt_min(), Some(150 * MS));
-        assert_eq!(s.w(), 2);
+        assert_eq!(s.cwnd_segs(), 2);
     }
 
     #[test]
     fn rtt_min_is_reset_to_the_current_sample_when_the_window_is_one_segment() {
-        let mut s = Script::new(3000, state(3, 3, 64));
-        s.ack(MS, 50 * MS);
+        let mut s = sender(3, 3, 64);
+        ack(&mut s, MS, 50 * MS);
         assert_eq!(s.cc.rtt_min(), Some(50 * MS));
-        s.ack(MS, 80 * MS);
+        ack(&mut s, MS, 80 * MS);
         assert_eq!(s.cc.rtt_min(), Some(50 * MS), "a larger sample is no new minimum");
         // A timeout brings W to one segment: the next sample becomes RTT_min (the route
         // may have changed), and is no longer counted as a queue.
         s.st.cwnd = MSS;
-        s.ack(MS, 90 * MS);
+        ack(&mut s, MS, 90 * MS);
         assert_eq!(s.cc.rtt_min(), Some(90 * MS));
         assert_eq!(s.cc.queue_estimate(), Some(0.0));
     }
@@ -469,7 +452,7 @@ mod tests {
     #[test]
     fn rtt_now_is_the_newest_segments_sample_when_there_is_one() {
         let mut cc = Ance::new(3000);
-        let mut st = state(4, 100, 100);
+        let mut st = window(MSS, 4, 100).with_rwnd(100);
         let feed = |cc: &mut Ance, st: &mut CcState, at: Time, rtt: Time, rtt_last: Option<Time>| {
             st.now = at;
             cc.on_ack_received(st, &Ack { acked: 2 * MSS, rtt: Some(rtt), rtt_last, ..Ack::default() });
@@ -488,49 +471,44 @@ mod tests {
     #[test]
     fn an_unknown_estimate_counts_as_non_congestion() {
         // No RTT samples at all: slow start proceeds as Reno's.
-        let mut cc = Ance::new(3000);
-        let mut st = state(2, 10, 64);
+        let mut s = sender(2, 10, 64);
         for _ in 0..4 {
-            let ack = Ack { acked: MSS, ..Ack::default() };
-            cc.on_ack_received(&st, &ack);
-            cc.on_ack(&mut st, &ack);
+            s.ack(Ack { acked: MSS, ..Ack::default() });
         }
-        assert_eq!(st.cwnd, 6 * MSS);
+        assert_eq!(s.st.cwnd, 6 * MSS);
     }
 
     #[test]
     fn an_unset_ssthresh_halves_the_window_at_the_slow_start_exit() {
-        let mut s = Script::new(3000, state(5, 0, 1 << 40));
-        s.st.ssthresh = u64::MAX / 4;
-        s.ack(MS, 100 * MS); // slow start: 6
-        s.ack(MS, 110 * MS); // Q_E = 10 kB: W = 6 / 2
-        assert_eq!((s.w(), s.cc.bf(), s.st.ssthresh), (3, 3.0, 3 * MSS));
+        let mut s = TestSender::new(Ance::new(3000), window(MSS, 5, None).with_rwnd(1 << 40));
+        ack(&mut s, MS, 100 * MS); // slow start: 6
+        ack(&mut s, MS, 110 * MS); // Q_E = 10 kB: W = 6 / 2
+        assert_eq!((s.cwnd_segs(), s.cc.bf(), s.st.ssthresh), (3, 3.0, 3 * MSS));
         assert!(!s.st.in_slow_start());
     }
 
     #[test]
     fn losses_are_handled_as_reno_and_avoidance_resumes_with_the_same_bf() {
         let mut cc = Ance::new(3000);
-        let mut st = state(20, 10, 64);
-        st.flight_size = 20 * MSS;
+        let mut st = window(MSS, 20, 10).with_rwnd(64).with_flight(20);
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 10 * MSS);
         st.flight_size = 3 * MSS;
         assert_eq!(cc.ssthresh(&st, Congestion::Timeout), 2 * MSS);
         assert_eq!(cc.fast_recovery(), FastRecovery::Reno);
         // Avoidance at W = 4, BF = 4; three non-congested ACKs counted.
-        let mut s = Script::new(3000, state(4, 4, 64));
+        let mut s = sender(4, 4, 64);
         for _ in 0..3 {
-            s.ack(MS, 100 * MS);
+            ack(&mut s, MS, 100 * MS);
         }
-        assert_eq!((s.w(), s.cc.bf()), (4, 4.0));
+        assert_eq!((s.cwnd_segs(), s.cc.bf()), (4, 4.0));
         // A loss: the sender asks for ssthresh (FlightSize 4 -> 2) and sets cwnd to it.
         s.st.flight_size = 4 * MSS;
-        s.st.ssthresh = s.cc.ssthresh(&s.st, Congestion::Loss);
-        s.st.cwnd = s.st.ssthresh;
+        s.congestion(Congestion::Loss);
+        assert_eq!(s.cwnd_segs(), 2);
         // The count restarted: the first ACK is 1 of W = 2, the second increases.
-        s.ack(MS, 100 * MS);
-        assert_eq!((s.w(), s.cc.bf()), (2, 4.0));
-        s.ack(MS, 100 * MS);
-        assert_eq!((s.w(), s.cc.bf()), (3, 2.0));
+        ack(&mut s, MS, 100 * MS);
+        assert_eq!((s.cwnd_segs(), s.cc.bf()), (2, 4.0));
+        ack(&mut s, MS, 100 * MS);
+        assert_eq!((s.cwnd_segs(), s.cc.bf()), (3, 2.0));
     }
 }

@@ -245,7 +245,7 @@ impl CongestionControl for CaArtt {
 mod tests {
     use super::*;
     use crate::sim::time::MS;
-    use crate::tcp::cc::vegas::tests::{state, MSS};
+    use crate::tcp::cc::testkit::{window, Setup, TestSender, MSS};
     use crate::tcp::cc::vegas::Vegas;
 
     #[test]
@@ -298,31 +298,26 @@ mod tests {
     /// thresholds and round decisions are identical. `rtt(r, k)` is the k-th sample of the
     /// r-th window. Returns the decisions taken.
     fn lockstep(
-        ca: &mut CaArtt,
+        ca: CaArtt,
         vegas_core: VegasCore,
         rtt: impl Fn(u64, u64) -> Time,
         rounds: u64,
     ) -> Vec<vegas::Decision> {
         let mut vegas = Vegas::new(VegasConfig::default());
         vegas.core = vegas_core;
-        let (mut a, mut b) = (state(10, 1_000_000), state(10, 1_000_000));
+        let st = window(MSS, 10, 1_000_000).with_flight(10);
+        let (mut a, mut b) = (TestSender::new(vegas, st.clone()), TestSender::new(ca, st));
         let mut decisions = Vec::new();
         for r in 0..rounds {
-            let end = a.snd_nxt;
+            let end = a.st.snd_nxt;
             let mut k = 0;
-            while a.snd_una < end {
-                for st in [&mut a, &mut b] {
-                    st.now += MS;
-                    st.snd_una = (st.snd_una + MSS).min(end);
-                }
+            while a.st.snd_una < end {
                 let sample = rtt(r, k);
-                vegas.on_rtt_sample(&a, sample);
-                ca.on_rtt_sample(&b, sample);
                 let ack = Ack { acked: MSS, rtt: Some(sample), ..Ack::default() };
-                vegas.on_ack(&mut a, &ack);
-                ca.on_ack(&mut b, &ack);
-                assert_eq!((a.cwnd, a.ssthresh), (b.cwnd, b.ssthresh), "round {r}, ack {k}");
-                match (vegas.core().last_decision(), ca.core().last_decision()) {
+                a.ack_after(MS, ack);
+                b.ack_after(MS, ack);
+                assert_eq!((a.st.cwnd, a.st.ssthresh), (b.st.cwnd, b.st.ssthresh), "round {r}, ack {k}");
+                match (a.cc.core().last_decision(), b.cc.core().last_decision()) {
                     (None, None) => {}
                     (Some((na, da)), Some((nb, db))) => {
                         assert_eq!(da, db, "round {r}, ack {k}");
@@ -330,12 +325,12 @@ mod tests {
                     }
                     (x, y) => panic!("round {r}, ack {k}: {x:?} vs {y:?}"),
                 }
-                for st in [&mut a, &mut b] {
+                for st in [&mut a.st, &mut b.st] {
                     st.snd_nxt = st.snd_nxt.max(st.snd_una + st.cwnd);
                 }
                 k += 1;
             }
-            decisions.extend(vegas.core().last_decision().map(|d| d.1));
+            decisions.extend(a.cc.core().last_decision().map(|d| d.1));
         }
         decisions
     }
@@ -351,9 +346,9 @@ mod tests {
         // window, whose sample still belongs to the ending round, so that ACK carries the
         // previous window's RTT: every sample of a round is then equal, the last sample is
         // the round's minimum (Vegas's RTT), and with eq33 = false the estimators agree.
-        let mut ca = CaArtt::new(VegasConfig::default(), ArimaForecaster::new(0.0, 0.0, 0.0), false);
+        let ca = CaArtt::new(VegasConfig::default(), ArimaForecaster::new(0.0, 0.0, 0.0), false);
         let core = VegasCore::new(VegasConfig::default());
-        let decisions = lockstep(&mut ca, core, |r, k| wave(if k == 0 { r.saturating_sub(1) } else { r }), 60);
+        let decisions = lockstep(ca, core, |r, k| wave(if k == 0 { r.saturating_sub(1) } else { r }), 60);
         // The script exercised every branch of the rule.
         for d in [
             vegas::Decision::SlowStart,
@@ -379,7 +374,7 @@ mod tests {
         ca.core.on_rtt_sample(100 * MS); // the base, without disturbing the forecaster
         let mut core = VegasCore::new(VegasConfig::default());
         core.on_rtt_sample(100 * MS);
-        let decisions = lockstep(&mut ca, core, |_, _| 130 * MS, 30);
+        let decisions = lockstep(ca, core, |_, _| 130 * MS, 30);
         // diff = 3/13 cwnd. The first round end has two samples: one Reno slow-start step
         // (10 -> 11). Then slow start ends at floor(11 - 33/13) + 1 = 9 segments, where
         // diff = 27/13 = 2.08 lies within [alpha, beta]: it holds from then on.
@@ -392,21 +387,21 @@ mod tests {
     fn with_eq33_a_perfect_forecast_sees_no_backlog() {
         // Same constant-RTT script: eq. 33 gives N = 0 where Vegas sees 0.23 cwnd, so CA-ARTT
         // keeps growing (one segment per round in avoidance) while Vegas settles.
-        let mut ca = CaArtt::new(
+        let ca = CaArtt::new(
             VegasConfig { paper_slow_start: false, ..VegasConfig::default() },
             ArimaForecaster::new(PHI1, PHI2, THETA1),
             true,
         );
-        let mut st = state(20, 20);
-        ca.on_rtt_sample(&st, 100 * MS);
+        let mut s = TestSender::new(ca, window(MSS, 20, 20).with_flight(20));
+        s.cc.on_rtt_sample(&s.st, 100 * MS);
         for _ in 0..5 {
-            crate::tcp::cc::vegas::tests::round(&mut ca, &mut st, |_| 130 * MS);
+            s.round(|_| 130 * MS);
         }
-        let (n, d) = ca.core().last_decision().unwrap();
+        let (n, d) = s.cc.core().last_decision().unwrap();
         // The forecast has not converged to 130 ms yet (theta near -1 smooths slowly), so N
         // is small but not exactly zero; it is far below Vegas's 0.23 cwnd.
         assert!(n.abs() < 1.0, "N = {n}");
         assert_eq!(d, vegas::Decision::Increase);
-        assert!(st.cwnd >= 23 * MSS, "cwnd {}", st.cwnd / MSS);
+        assert!(s.st.cwnd >= 23 * MSS, "cwnd {}", s.cwnd_segs());
     }
 }

@@ -387,17 +387,7 @@ impl CongestionControl for Compound {
 mod tests {
     use super::*;
     use crate::sim::time::MS;
-
-    const MSS: u64 = 1000;
-
-    /// Congestion avoidance (ssthresh below the window) with `win_segs` outstanding.
-    fn state(win_segs: u64) -> CcState {
-        CcState {
-            flight_size: win_segs * MSS,
-            snd_nxt: win_segs * MSS,
-            ..CcState::new(MSS as u32, win_segs * MSS, 2 * MSS, u64::MAX / 4)
-        }
-    }
+    use crate::tcp::cc::testkit::{window, Setup, MSS};
 
     /// One round with RTT `rtt`: `acks` ACKs of one segment each, then the ACK that ends
     /// the round (SND.UNA reaches the SND.NXT recorded at its start). Few ACKs, so the Reno
@@ -426,7 +416,7 @@ mod tests {
     fn dwnd_grows_by_alpha_win_to_the_k_minus_one_when_there_is_no_queue() {
         for pace in [true, false] {
             let mut cc = Compound::new(ALPHA, BETA, K, ETA, GAMMA, LOW_WINDOW, pace);
-            let mut st = state(100);
+            let mut st = window(MSS, 100, 2).with_flight(100);
             round(&mut cc, &mut st, 100 * MS, 8); // sets the loss window
             for _ in 0..5 {
                 let w = win_at_update(&cc);
@@ -448,7 +438,7 @@ mod tests {
     #[test]
     fn a_dwnd_increase_is_paced_over_the_next_round() {
         let mut cc = Compound::default();
-        let mut st = state(100);
+        let mut st = window(MSS, 100, 2).with_flight(100);
         round(&mut cc, &mut st, 100 * MS, 8);
         round(&mut cc, &mut st, 100 * MS, 8);
         let (d, target) = (cc.dwnd(), cc.dwnd_target());
@@ -470,7 +460,7 @@ mod tests {
     #[test]
     fn dwnd_shrinks_by_eta_diff_when_the_queue_estimate_reaches_gamma() {
         let mut cc = Compound::default();
-        let mut st = state(100);
+        let mut st = window(MSS, 100, 2).with_flight(100);
         for _ in 0..21 {
             round(&mut cc, &mut st, 100 * MS, 8);
         }
@@ -497,7 +487,7 @@ mod tests {
     #[test]
     fn dwnd_stays_zero_below_the_low_window() {
         let mut cc = Compound::default();
-        let mut st = state(37);
+        let mut st = window(MSS, 37, 2).with_flight(37);
         // Two ACKs a round: the Reno part stays at 37 segments.
         for _ in 0..10 {
             round(&mut cc, &mut st, 100 * MS, 2);
@@ -505,7 +495,7 @@ mod tests {
         assert_eq!(st.cwnd, 37 * MSS);
         assert_eq!(cc.dwnd(), 0.0);
         let mut cc = Compound::new(ALPHA, BETA, K, ETA, GAMMA, 30, true);
-        let mut st = state(37);
+        let mut st = window(MSS, 37, 2).with_flight(37);
         for _ in 0..3 {
             round(&mut cc, &mut st, 100 * MS, 2);
         }
@@ -515,7 +505,7 @@ mod tests {
     #[test]
     fn on_loss_dwnd_becomes_win_times_one_minus_beta_minus_half_cwnd() {
         let mut cc = Compound::default();
-        let mut st = state(80);
+        let mut st = window(MSS, 80, 2).with_flight(80);
         round(&mut cc, &mut st, 100 * MS, 2);
         cc.dwnd = 40.0;
         cc.publish(&mut st);
@@ -542,7 +532,7 @@ mod tests {
     #[test]
     fn an_outside_reduction_is_shared_in_proportion() {
         let mut cc = Compound::default();
-        let mut st = state(60);
+        let mut st = window(MSS, 60, 2).with_flight(60);
         round(&mut cc, &mut st, 100 * MS, 2);
         cc.dwnd = 30.0;
         cc.publish(&mut st);
@@ -558,7 +548,7 @@ mod tests {
     #[test]
     fn a_timeout_clears_dwnd_and_slow_start_regrows_the_loss_window_only() {
         let mut cc = Compound::default();
-        let mut st = state(80);
+        let mut st = window(MSS, 80, 2).with_flight(80);
         round(&mut cc, &mut st, 100 * MS, 2);
         cc.dwnd = 40.0;
         cc.publish(&mut st);
@@ -579,7 +569,7 @@ mod tests {
     #[test]
     fn the_loss_window_gains_one_segment_per_window_of_acks() {
         let mut cc = Compound::default();
-        let mut st = state(20);
+        let mut st = window(MSS, 20, 2).with_flight(20);
         for _ in 0..20 {
             st.snd_una += MSS;
             cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });

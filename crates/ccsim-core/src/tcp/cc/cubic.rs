@@ -316,45 +316,38 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::*;
     use crate::sim::time::MS;
+    use crate::tcp::cc::testkit::{window, Setup, TestSender, MSS};
 
-    const MSS: u64 = 1000;
-
-    fn state(cwnd_segs: u64, ssthresh_segs: u64) -> CcState {
-        CcState {
-            flight_size: cwnd_segs * MSS,
-            snd_nxt: cwnd_segs * MSS,
-            ..CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, u64::MAX)
-        }
+    /// `cc` with a window of 10 segments in flight, in slow start up to `ssthresh` segments.
+    fn sender(cc: Cubic, ssthresh: u64) -> TestSender<Cubic> {
+        TestSender::new(cc, window(MSS, 10, ssthresh).with_flight(10))
     }
 
     fn segs(st: &CcState) -> f64 {
         st.cwnd as f64 / MSS as f64
     }
 
-    /// A loss at `w_max` segments, handled as the sender does (cwnd = ssthresh), at `now`.
-    fn loss_at(cc: &mut Cubic, st: &mut CcState, w_max: u64) {
-        st.cwnd = w_max * MSS;
-        st.flight_size = w_max * MSS;
-        st.ssthresh = cc.ssthresh(st, Congestion::Loss);
-        st.cwnd = st.ssthresh;
+    /// A loss at `w_max` segments (all in flight), handled as the sender does (cwnd = ssthresh).
+    fn loss_at(s: &mut TestSender<Cubic>, w_max: u64) {
+        s.st.cwnd = w_max * MSS;
+        s.st.flight_size = w_max * MSS;
+        s.congestion(Congestion::Loss);
     }
 
     /// One RTT of ACKs, one per segment of the window, evenly spread; calls `each` after
     /// every ACK.
-    fn rtt_of_acks(cc: &mut Cubic, st: &mut CcState, rtt: Time, mut each: impl FnMut(&Cubic, &CcState)) {
-        let n = st.cwnd / MSS;
+    fn rtt_of_acks(s: &mut TestSender<Cubic>, rtt: Time, mut each: impl FnMut(&Cubic, &CcState)) {
+        let n = s.cwnd_segs();
         for _ in 0..n {
-            st.now += rtt / n;
-            st.snd_una += MSS;
-            cc.on_ack(st, &Ack { acked: MSS, ..Ack::default() });
-            each(cc, st);
+            s.ack_after(rtt / n, Ack { acked: MSS, ..Ack::default() });
+            each(&s.cc, &s.st);
         }
     }
 
     #[test]
     fn ssthresh_after_loss_is_beta_times_the_window() {
         let mut cc = Cubic::default();
-        let mut st = state(100, 1 << 20);
+        let mut st = window(MSS, 100, 1 << 20).with_flight(100);
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 70_000);
         // With ECN-Echo too, and never below 2 segments.
         st.flight_size = 2 * MSS;
@@ -362,15 +355,14 @@ mod tests {
         assert_eq!(cc.ssthresh(&st, Congestion::Ecn), 2 * MSS);
         // beta is a parameter.
         let mut cc = Cubic::new(C, 0.5, true, true, false);
-        let st = state(100, 1 << 20);
+        let st = window(MSS, 100, 1 << 20).with_flight(100);
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 50_000);
     }
 
     #[test]
     fn ssthresh_follows_the_flight_size_as_rfc_9438_says() {
         let mut cc = Cubic::default();
-        let mut st = state(100, 1 << 20);
-        st.flight_size = 60 * MSS;
+        let mut st = window(MSS, 100, 1 << 20).with_flight(60);
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 42_000);
         // W_max is the window, though.
         assert_eq!(cc.w_max(), 100.0);
@@ -381,19 +373,17 @@ mod tests {
 
     #[test]
     fn k_is_the_time_to_regain_w_max_from_beta_w_max() {
-        let mut cc = Cubic::default();
-        let mut st = state(10, 1 << 20);
-        st.srtt = Some(100 * MS);
-        loss_at(&mut cc, &mut st, 1000);
-        st.now = 5 * SEC;
-        st.snd_una += MSS;
-        cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
+        let mut s = sender(Cubic::default(), 1 << 20);
+        s.st.srtt = Some(100 * MS);
+        loss_at(&mut s, 1000);
+        s.st.now = 5 * SEC;
+        s.ack(Ack { acked: MSS, ..Ack::default() });
         let k = (1000.0 * (1.0 - BETA) / C).cbrt();
-        assert!((cc.k() - k).abs() < 1e-12, "K {} vs {k}", cc.k());
-        assert_eq!(cc.epoch_start(), Some(5 * SEC));
+        assert!((s.cc.k() - k).abs() < 1e-12, "K {} vs {k}", s.cc.k());
+        assert_eq!(s.cc.epoch_start(), Some(5 * SEC));
         // W_cubic(0) is the reduced window and W_cubic(K) is W_max.
-        assert!((cc.w_cubic(0.0) - 700.0).abs() < 1e-9);
-        assert!((cc.w_cubic(k) - 1000.0).abs() < 1e-12);
+        assert!((s.cc.w_cubic(0.0) - 700.0).abs() < 1e-9);
+        assert!((s.cc.w_cubic(k) - 1000.0).abs() < 1e-12);
     }
 
     #[test]
@@ -401,16 +391,15 @@ mod tests {
         // W_max = 1000 segments, RTT 100 ms: K = 9.09 s; the cubic curve is far above the
         // Reno estimate, so the window follows W_cubic through the concave region, the
         // plateau and into the convex region.
-        let mut cc = Cubic::default();
-        let mut st = state(10, 1 << 20);
+        let mut s = sender(Cubic::default(), 1 << 20);
         let rtt = 100 * MS;
-        st.srtt = Some(rtt);
-        loss_at(&mut cc, &mut st, 1000);
-        let start = st.now;
+        s.st.srtt = Some(rtt);
+        loss_at(&mut s, 1000);
+        let start = s.st.now;
         let mut worst: f64 = 0.0;
         let mut reached = 0.0;
-        while st.now < start + 14 * SEC {
-            rtt_of_acks(&mut cc, &mut st, rtt, |cc, st| {
+        while s.st.now < start + 14 * SEC {
+            rtt_of_acks(&mut s, rtt, |cc, st| {
                 // The stage starts at the first ACK, one ACK spacing after `start`.
                 let t = (st.now - cc.epoch_start().unwrap()) as f64 / SEC as f64;
                 let closed = C * (t - cc.k()).powi(3) + 1000.0;
@@ -426,14 +415,13 @@ mod tests {
     #[test]
     fn in_the_reno_friendly_region_the_window_is_never_below_w_est() {
         // Small W_max, long RTT: Reno's estimate outgrows the cubic curve.
-        let mut cc = Cubic::default();
-        let mut st = state(10, 1 << 20);
+        let mut s = sender(Cubic::default(), 1 << 20);
         let rtt = 200 * MS;
-        st.srtt = Some(rtt);
-        loss_at(&mut cc, &mut st, 20);
+        s.st.srtt = Some(rtt);
+        loss_at(&mut s, 20);
         let mut friendly_acks = 0;
         for _ in 0..60 {
-            rtt_of_acks(&mut cc, &mut st, rtt, |cc, st| {
+            rtt_of_acks(&mut s, rtt, |cc, st| {
                 let t = (st.now - cc.epoch_start().unwrap()) as f64 / SEC as f64;
                 if cc.w_cubic(t) < cc.w_est() {
                     friendly_acks += 1;
@@ -448,22 +436,21 @@ mod tests {
     fn w_est_grows_by_alpha_cubic_per_window_then_by_one_after_cwnd_prior() {
         // Loss at 20 segments: W_est starts at 14 and must grow alpha_cubic (0.53) segments
         // per window of ACKs until it reaches cwnd_prior = 20, then one per window.
-        let mut cc = Cubic::default();
-        let mut st = state(10, 1 << 20);
+        let mut s = sender(Cubic::default(), 1 << 20);
         let rtt = 200 * MS;
-        st.srtt = Some(rtt);
-        loss_at(&mut cc, &mut st, 20);
+        s.st.srtt = Some(rtt);
+        loss_at(&mut s, 20);
         let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
         let (mut slow, mut fast) = (0, 0);
         for _ in 0..40 {
-            let before = cc.w_est();
-            rtt_of_acks(&mut cc, &mut st, rtt, |_, _| {});
-            if cc.epoch_start().is_none() || before == 0.0 {
+            let before = s.cc.w_est();
+            rtt_of_acks(&mut s, rtt, |_, _| {});
+            if s.cc.epoch_start().is_none() || before == 0.0 {
                 continue; // the first window starts the stage
             }
-            let inc = cc.w_est() - before;
+            let inc = s.cc.w_est() - before;
             // sum of rate / cwnd over about cwnd ACKs; cwnd grows a little within the RTT.
-            if cc.w_est() < 20.0 {
+            if s.cc.w_est() < 20.0 {
                 slow += 1;
                 assert!(inc <= alpha + 1e-9 && inc > 0.9 * alpha, "{inc} at W_est {before}");
             } else if before >= 20.0 {
@@ -476,106 +463,95 @@ mod tests {
 
     #[test]
     fn without_tcp_friendliness_the_window_follows_the_cubic_curve_only() {
-        let mut on = Cubic::default();
-        let mut off = Cubic::new(C, BETA, false, true, false);
-        let (mut a, mut b) = (state(10, 1 << 20), state(10, 1 << 20));
-        for (cc, st) in [(&mut on, &mut a), (&mut off, &mut b)] {
-            st.srtt = Some(200 * MS);
-            loss_at(cc, st, 20);
+        let mut on = sender(Cubic::default(), 1 << 20);
+        let mut off = sender(Cubic::new(C, BETA, false, true, false), 1 << 20);
+        for s in [&mut on, &mut off] {
+            s.st.srtt = Some(200 * MS);
+            loss_at(s, 20);
             for _ in 0..20 {
-                rtt_of_acks(cc, st, 200 * MS, |_, _| {});
+                rtt_of_acks(s, 200 * MS, |_, _| {});
             }
         }
         // After 4 s: W_cubic(4) = 0.4 (4 - 2.47)^3 + 20 = 21.4; Reno would be near 27.
-        assert!(segs(&b) < 22.5, "cubic only: {}", segs(&b));
-        assert!(segs(&a) > 25.0, "Reno-friendly: {}", segs(&a));
+        assert!(segs(&off.st) < 22.5, "cubic only: {}", segs(&off.st));
+        assert!(segs(&on.st) > 25.0, "Reno-friendly: {}", segs(&on.st));
     }
 
     #[test]
     fn fast_convergence_lowers_w_max_when_a_loss_comes_below_the_previous_one() {
-        let mut cc = Cubic::default();
-        let mut st = state(10, 1 << 20);
-        loss_at(&mut cc, &mut st, 1000);
-        assert_eq!(cc.w_max(), 1000.0);
-        loss_at(&mut cc, &mut st, 800);
-        assert!((cc.w_max() - 800.0 * (1.0 + BETA) / 2.0).abs() < 1e-9, "{}", cc.w_max());
+        let mut s = sender(Cubic::default(), 1 << 20);
+        loss_at(&mut s, 1000);
+        assert_eq!(s.cc.w_max(), 1000.0);
+        loss_at(&mut s, 800);
+        assert!((s.cc.w_max() - 800.0 * (1.0 + BETA) / 2.0).abs() < 1e-9, "{}", s.cc.w_max());
         // A loss above the previous W_max sets it to the window.
-        loss_at(&mut cc, &mut st, 900);
-        assert_eq!(cc.w_max(), 900.0);
+        loss_at(&mut s, 900);
+        assert_eq!(s.cc.w_max(), 900.0);
         // Without fast convergence, W_max is always the window.
-        let mut cc = Cubic::new(C, BETA, true, false, false);
-        loss_at(&mut cc, &mut st, 1000);
-        loss_at(&mut cc, &mut st, 800);
-        assert_eq!(cc.w_max(), 800.0);
+        s.cc = Cubic::new(C, BETA, true, false, false);
+        loss_at(&mut s, 1000);
+        loss_at(&mut s, 800);
+        assert_eq!(s.cc.w_max(), 800.0);
     }
 
     #[test]
     fn growth_per_rtt_is_at_most_half_the_window() {
         // Far past K the cubic target is clamped to 1.5 cwnd.
-        let mut cc = Cubic::new(C, BETA, false, true, false);
-        let mut st = state(10, 1 << 20);
-        st.srtt = Some(100 * MS);
-        loss_at(&mut cc, &mut st, 100);
-        st.now = 0;
-        st.snd_una += MSS;
-        cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
-        st.now = 100 * SEC; // W_cubic is astronomically large now
-        let before = segs(&st);
-        rtt_of_acks(&mut cc, &mut st, 100 * MS, |_, _| {});
-        let after = segs(&st);
+        let mut s = sender(Cubic::new(C, BETA, false, true, false), 1 << 20);
+        s.st.srtt = Some(100 * MS);
+        loss_at(&mut s, 100);
+        s.st.now = 0;
+        s.ack(Ack { acked: MSS, ..Ack::default() });
+        s.st.now = 100 * SEC; // W_cubic is astronomically large now
+        let before = segs(&s.st);
+        rtt_of_acks(&mut s, 100 * MS, |_, _| {});
+        let after = segs(&s.st);
         assert!(after <= 1.5 * before + 1e-9 && after >= 1.49 * before, "{before} -> {after}");
         // Per ACK: (1.5 cwnd - cwnd) / cwnd = half a segment.
-        let mut st2 = st.clone();
+        let mut st2 = s.st.clone();
         let c0 = st2.cwnd;
         st2.now += MS;
-        cc.on_ack(&mut st2, &Ack { acked: MSS, ..Ack::default() });
+        s.cc.on_ack(&mut st2, &Ack { acked: MSS, ..Ack::default() });
         assert!((st2.cwnd - c0) as f64 <= 0.5 * MSS as f64 + 1.0);
     }
 
     #[test]
     fn after_a_timeout_the_stage_starts_with_k_zero_at_the_current_window() {
-        let mut cc = Cubic::default();
-        let mut st = state(10, 1 << 20);
-        st.srtt = Some(100 * MS);
-        loss_at(&mut cc, &mut st, 1000);
+        let mut s = sender(Cubic::default(), 1 << 20);
+        s.st.srtt = Some(100 * MS);
+        loss_at(&mut s, 1000);
         // A timeout: ssthresh = 0.7 * flight, cwnd = 1 segment, slow start up to ssthresh.
-        st.flight_size = 700 * MSS;
-        st.ssthresh = cc.ssthresh(&st, Congestion::Timeout);
-        st.cwnd = MSS;
-        cc.on_timeout(&mut st);
-        assert_eq!(st.ssthresh, 490 * MSS);
-        st.ssthresh = 20 * MSS; // keep the slow start short
-        while st.in_slow_start() {
-            st.now += MS;
-            cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
+        s.st.flight_size = 700 * MSS;
+        s.congestion(Congestion::Timeout);
+        assert_eq!((s.st.ssthresh, s.st.cwnd), (490 * MSS, MSS));
+        s.st.ssthresh = 20 * MSS; // keep the slow start short
+        while s.st.in_slow_start() {
+            s.ack_after(MS, Ack { acked: MSS, ..Ack::default() });
         }
-        st.now += MS;
-        cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
-        assert_eq!(cc.k(), 0.0);
-        assert_eq!(cc.w_max(), 20.0);
+        s.ack_after(MS, Ack { acked: MSS, ..Ack::default() });
+        assert_eq!(s.cc.k(), 0.0);
+        assert_eq!(s.cc.w_max(), 20.0);
         // alpha_cubic, as W_est (20) is below cwnd_prior (700).
-        assert!((cc.w_est() - (20.0 + 3.0 * (1.0 - BETA) / (1.0 + BETA) / 20.0)).abs() < 1e-12);
+        assert!((s.cc.w_est() - (20.0 + 3.0 * (1.0 - BETA) / (1.0 + BETA) / 20.0)).abs() < 1e-12);
     }
 
     #[test]
     fn the_first_stage_after_slow_start_is_convex_from_the_current_window() {
-        let mut cc = Cubic::default();
-        let mut st = state(10, 12);
-        st.srtt = Some(100 * MS);
+        let mut s = sender(Cubic::default(), 12);
+        s.st.srtt = Some(100 * MS);
         // Slow start to ssthresh; the leftover of the ACK that crosses it is avoidance.
-        cc.on_ack(&mut st, &Ack { acked: 2 * MSS, ..Ack::default() });
-        cc.on_ack(&mut st, &Ack { acked: 2 * MSS, ..Ack::default() });
+        s.ack(Ack { acked: 2 * MSS, ..Ack::default() });
+        s.ack(Ack { acked: 2 * MSS, ..Ack::default() });
         // No reduction yet: cwnd_prior = 0, so W_est grows at Reno's rate: 12 + 2/12.
-        assert!((segs(&st) - (12.0 + 2.0 / 12.0)).abs() < 2e-3, "{}", segs(&st));
-        assert_eq!(cc.w_max(), 12.0);
-        assert_eq!(cc.k(), 0.0);
+        assert!((segs(&s.st) - (12.0 + 2.0 / 12.0)).abs() < 2e-3, "{}", segs(&s.st));
+        assert_eq!(s.cc.w_max(), 12.0);
+        assert_eq!(s.cc.k(), 0.0);
     }
 
     #[test]
     fn hystart_drives_the_initial_slow_start_when_enabled() {
         let mut cc = Cubic::new(C, BETA, true, true, true);
-        let mut st = state(10, 1 << 40);
-        st.ssthresh = u64::MAX / 4;
+        let mut st = window(MSS, 10, None).with_flight(10);
         st.snd_una = MSS;
         cc.on_ack(&mut st, &Ack { acked: 4 * MSS, rtt: Some(100 * MS), ..Ack::default() });
         // RFC 9406 L = 8: a stretch ACK of 4 segments grows by 4 (RFC 3465's L = 2 would say 2).

@@ -141,12 +141,7 @@ impl CongestionControl for Dctcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const MSS: u64 = 1000;
-
-    fn state(cwnd_segs: u64) -> CcState {
-        CcState::new(MSS as u32, cwnd_segs * MSS, u64::MAX / 4, u64::MAX)
-    }
+    use crate::tcp::cc::testkit::{window, MSS};
 
     /// Feed `n` one-segment ACKs, the k-th (counting from 1 over the whole stream, `k0` so
     /// far) carrying ECE when `marked(k)`. The sender keeps `inflight` segments outstanding:
@@ -166,7 +161,7 @@ mod tests {
         // every 8 ACKs and holds exactly 2 marked ones: M = 1/4. The first window is the first
         // ACK alone (Window_End starts at 0), unmarked: alpha = 15/16 * 1 + 0 = 0.9375.
         let mut cc = Dctcp::new(1.0 / 16.0, 1.0);
-        let mut st = state(8);
+        let mut st = window(MSS, 8, None);
         let mut k = 0;
         let every_4th = |k: u64| k.is_multiple_of(4);
         feed(&mut cc, &mut st, &mut k, 1, 8, every_4th);
@@ -193,14 +188,14 @@ mod tests {
         // over many windows alpha settles near 1/4 (within the per-window spread times g).
         for (every, fraction) in [(4u64, 0.25), (2, 0.5), (10, 0.1)] {
             let mut cc = Dctcp::new(1.0 / 16.0, 1.0);
-            let mut st = state(10);
+            let mut st = window(MSS, 10, None);
             let mut k = 0;
             feed(&mut cc, &mut st, &mut k, 11 * 300, 10, |k| k % every == 0);
             assert!((cc.alpha() - fraction).abs() < 0.03, "1 in {every}: alpha {}", cc.alpha());
         }
         // Nothing marked: alpha decays towards 0; everything marked: stays at 1.
         let mut cc = Dctcp::new(1.0 / 16.0, 1.0);
-        let mut st = state(10);
+        let mut st = window(MSS, 10, None);
         let mut k = 0;
         feed(&mut cc, &mut st, &mut k, 11 * 200, 10, |_| true);
         assert_eq!(cc.alpha(), 1.0);
@@ -213,7 +208,7 @@ mod tests {
         // g = 1/2, alpha from 0. A window of a 3-segment ECE ACK and a 1-segment unmarked one:
         // M = 3/4, although only one ACK in two was marked.
         let mut cc = Dctcp::new(0.5, 0.0);
-        let mut st = state(10);
+        let mut st = window(MSS, 10, None);
         st.snd_nxt = 4 * MSS;
         // First ACK closes the initial window (Window_End 0): M = 1, alpha = 1/2.
         cc.on_ack_received(&st, &Ack { acked: 3 * MSS, ece: true, ..Ack::default() });
@@ -233,14 +228,14 @@ mod tests {
 
     #[test]
     fn ecn_reduction_scales_the_window_by_one_minus_half_alpha() {
-        let mut st = state(100);
+        let mut st = window(MSS, 100, None);
         st.flight_size = 100 * MSS;
         let mut cc = Dctcp::new(1.0 / 16.0, 0.25);
         assert_eq!(cc.ssthresh(&st, Congestion::Ecn), 87_500);
         let mut cc = Dctcp::new(1.0 / 16.0, 1.0);
         assert_eq!(cc.ssthresh(&st, Congestion::Ecn), 50_000);
         // Never below two segments.
-        let mut small = state(2);
+        let mut small = window(MSS, 2, None);
         small.cwnd = 2500;
         assert_eq!(cc.ssthresh(&small, Congestion::Ecn), 2000);
         // Loss and timeout: Reno's half of the flight, whatever alpha.

@@ -151,18 +151,15 @@ mod tests {
     use crate::sim::rng::Stream;
     use crate::sim::time::{MS, SEC};
     use crate::stats::FlowStats;
+    use crate::tcp::cc::testkit::{window, Setup, MSS};
     use crate::tcp::sender::TcpSender;
     use crate::tcp::{EcnFeedback, TcpConfig};
-
-    fn state() -> CcState {
-        CcState { srtt: Some(12 * MS), min_rtt: Some(10 * MS), ..CcState::new(1000, 10_000, u64::MAX / 4, u64::MAX) }
-    }
 
     #[test]
     fn backoff_draws_whole_slots_from_a_window_doubling_per_return_up_to_the_cap() {
         // slot = min RTT = 10 ms. The k-th return draws from {0, ..., 2^k - 1} slots, k <= 3.
         let mut cc = EDctcp::new(1.0 / 16.0, 1.0, 0, 3);
-        let st = state();
+        let st = window(MSS, 10, None).with_rtt(12 * MS, 10 * MS);
         let mut rng = Rng::stream(7, Stream::Flow(0));
         for (k, range) in [(1u32, 2u64), (2, 4), (3, 8), (4, 8), (9, 8)] {
             let mut seen = vec![0u32; range as usize];
@@ -190,7 +187,7 @@ mod tests {
         assert!(n.ecn && n.loss_notice);
         assert_eq!(n.ecn_feedback, EcnFeedback::Dctcp);
         // Same window arithmetic as DCTCP.
-        let mut st = state();
+        let mut st = window(MSS, 10, None).with_rtt(12 * MS, 10 * MS);
         st.flight_size = 30_000;
         let (mut e, mut d) = (EDctcp::new(0.5, 0.4, 0, 6), Dctcp::new(0.5, 0.4));
         for ev in [Congestion::Ecn, Congestion::Loss, Congestion::Timeout] {

@@ -77,39 +77,37 @@ impl CongestionControl for Encn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::cc::testkit::{window, Setup, TestSender, MSS};
 
-    const MSS: u64 = 1000;
-
-    fn state(cwnd_segs: u64, ssthresh_segs: u64, rwnd_segs: u64) -> CcState {
-        CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, rwnd_segs * MSS)
+    /// An ENCN sender with a window of `cwnd`, threshold `ssthresh` and peer window `rwnd`
+    /// segments.
+    fn sender(cwnd: u64, ssthresh: u64, rwnd: u64) -> TestSender<Encn> {
+        TestSender::new(Encn::default(), window(MSS, cwnd, ssthresh).with_rwnd(rwnd))
     }
 
-    fn ack(cc: &mut Encn, st: &mut CcState, echo: bool) {
-        let a = Ack { acked: MSS, nc_echo: echo, ..Ack::default() };
-        cc.on_ack_received(st, &a);
-        cc.on_ack(st, &a);
+    /// A one-segment ACK, echoing non-congestion or not.
+    fn ack(s: &mut TestSender<Encn>, echo: bool) {
+        s.ack(Ack { acked: MSS, nc_echo: echo, ..Ack::default() });
     }
 
     #[test]
     fn slow_start_lasts_while_acks_echo_non_congestion() {
-        let mut cc = Encn::default();
-        let mut st = state(2, 16, 64);
+        let mut s = sender(2, 16, 64);
         for k in 0..5 {
-            ack(&mut cc, &mut st, true);
-            assert_eq!(st.cwnd, (3 + k) * MSS);
+            ack(&mut s, true);
+            assert_eq!(s.st.cwnd, (3 + k) * MSS);
         }
         // First ACK without the echo: W = min(rwnd, ssthresh) = 16, BF = 16.
-        ack(&mut cc, &mut st, false);
-        assert_eq!((st.cwnd, cc.bf()), (16 * MSS, 16.0));
-        assert!(!st.in_slow_start());
+        ack(&mut s, false);
+        assert_eq!((s.st.cwnd, s.cc.bf()), (16 * MSS, 16.0));
+        assert!(!s.st.in_slow_start());
     }
 
     #[test]
     fn the_echo_drives_table_1_bf_dynamics() {
-        let mut cc = Encn::default();
-        let mut st = state(4, 8, 64);
-        ack(&mut cc, &mut st, false); // leaves slow start: W = 8, BF = 8
-                                      // (ACKs, echo, W after, BF after), as ANCE's Table 1 test with the echo for Q_E < Q_min.
+        let mut s = sender(4, 8, 64);
+        ack(&mut s, false); // leaves slow start: W = 8, BF = 8
+                            // (ACKs, echo, W after, BF after), as ANCE's Table 1 test with the echo for Q_E < Q_min.
         let steps: &[(usize, bool, u64, f64)] = &[
             (7, true, 8, 8.0),
             (1, true, 9, 4.0),
@@ -121,9 +119,9 @@ mod tests {
         ];
         for (i, &(n, echo, w, bf)) in steps.iter().enumerate() {
             for _ in 0..n {
-                ack(&mut cc, &mut st, echo);
+                ack(&mut s, echo);
             }
-            assert_eq!((st.cwnd / MSS, cc.bf()), (w, bf), "step {i}");
+            assert_eq!((s.cwnd_segs(), s.cc.bf()), (w, bf), "step {i}");
         }
     }
 

@@ -177,12 +177,7 @@ impl HyStartPlusPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const MSS: u64 = 1000;
-
-    fn state(cwnd_segs: u64) -> CcState {
-        CcState { snd_nxt: cwnd_segs * MSS, ..CcState::new(MSS as u32, cwnd_segs * MSS, u64::MAX / 4, u64::MAX) }
-    }
+    use crate::tcp::cc::testkit::{window, Setup, MSS};
 
     /// One round: the window in flight is acknowledged one segment per ACK, every ACK with
     /// RTT `rtt`; whole new segments are sent as the window allows.
@@ -210,7 +205,7 @@ mod tests {
     #[test]
     fn slow_start_doubles_per_round_while_the_rtt_is_flat() {
         let mut h = HyStartPlusPlus::new();
-        let mut st = state(10);
+        let mut st = window(MSS, 10, None).with_flight(10);
         for k in 1..=4 {
             round(&mut h, &mut st, 100 * MS);
             assert_eq!(st.cwnd, (10 << k) * MSS, "round {k}");
@@ -221,7 +216,7 @@ mod tests {
     #[test]
     fn an_rtt_rise_above_the_threshold_enters_css_which_grows_a_quarter_as_fast() {
         let mut h = HyStartPlusPlus::new();
-        let mut st = state(16);
+        let mut st = window(MSS, 16, None).with_flight(16);
         round(&mut h, &mut st, 100 * MS); // cwnd 32
                                           // Threshold: 100 ms / 8 = 12.5 ms. A rise of 12 ms is not enough...
         round(&mut h, &mut st, 112 * MS); // cwnd 64
@@ -245,7 +240,7 @@ mod tests {
     #[test]
     fn css_returns_to_slow_start_when_the_rtt_falls_back_below_the_baseline() {
         let mut h = HyStartPlusPlus::new();
-        let mut st = state(16);
+        let mut st = window(MSS, 16, None).with_flight(16);
         round(&mut h, &mut st, 100 * MS);
         round(&mut h, &mut st, 120 * MS);
         assert_eq!(h.phase(), Phase::Css);
@@ -261,7 +256,7 @@ mod tests {
     #[test]
     fn after_css_rounds_rounds_in_css_ssthresh_is_set_to_cwnd() {
         let mut h = HyStartPlusPlus::new();
-        let mut st = state(16);
+        let mut st = window(MSS, 16, None).with_flight(16);
         round(&mut h, &mut st, 100 * MS);
         round(&mut h, &mut st, 120 * MS); // enters CSS: round 1 of CSS_ROUNDS
                                           // Rounds 2..=CSS_ROUNDS of CSS.
@@ -284,7 +279,7 @@ mod tests {
     #[test]
     fn a_congestion_event_ends_hystart_for_good() {
         let mut h = HyStartPlusPlus::new();
-        let mut st = state(10);
+        let mut st = window(MSS, 10, None).with_flight(10);
         h.on_congestion();
         assert!(!h.active());
         st.ssthresh = 100 * MSS;
@@ -296,7 +291,7 @@ mod tests {
     #[test]
     fn growth_stops_at_ssthresh_and_returns_the_rest() {
         let mut h = HyStartPlusPlus::new();
-        let mut st = state(10);
+        let mut st = window(MSS, 10, None).with_flight(10);
         st.ssthresh = 11 * MSS + 500;
         st.snd_una += 3 * MSS;
         let left = h.on_ack(&mut st, 3 * MSS, None);

@@ -158,16 +158,9 @@ mod tests {
     use super::*;
     use crate::sim::time::MS;
 
-    const MSS: u64 = 1448;
+    use crate::tcp::cc::testkit::{window, Setup};
 
-    fn state(cwnd: u64) -> CcState {
-        CcState {
-            srtt: Some(40 * MS),
-            min_rtt: Some(40 * MS),
-            flight_size: cwnd,
-            ..CcState::new(MSS as u32, cwnd, u64::MAX / 4, u64::MAX)
-        }
-    }
+    const MSS: u64 = 1448;
 
     /// `n` ACKs of `bytes` each, `gap` apart.
     fn stream(cc: &mut Jersey, st: &mut CcState, n: u64, bytes: u64, gap: Time) {
@@ -183,7 +176,7 @@ mod tests {
         // RTT 40 ms, R = 1e6 B/s; an ACK of 1448 B 1.2 ms after the previous one:
         // R = (0.04 * 1e6 + 1448) / (0.0012 + 0.04) = 41448 / 0.0412 B/s.
         let mut cc = Jersey::new(false);
-        let mut st = state(50 * MSS);
+        let mut st = window(MSS, 50, None).with_flight(50).with_rtt(40 * MS, 40 * MS);
         cc.on_ack_received(&st, &Ack { acked: MSS, ..Ack::default() });
         assert_eq!(cc.rate(), 0.0, "the first ACK only starts the clock");
         cc.rate = 1e6;
@@ -204,7 +197,7 @@ mod tests {
         // segments every 2.4 ms) give the same rate.
         for (per_ack, gap) in [(1u64, 1_200_000), (2, 2_400_000)] {
             let mut cc = Jersey::new(false);
-            let mut st = state(50 * MSS);
+            let mut st = window(MSS, 50, None).with_flight(50).with_rtt(40 * MS, 40 * MS);
             let expect = MSS as f64 / 1.2e-3;
             // From R = 0 the error shrinks by RTT / (RTT + gap) per ACK: after 15 RTTs of ACKs
             // it is below e^-15 of the start.
@@ -223,7 +216,7 @@ mod tests {
     /// A Jersey whose ABE has converged to 1448 B per 1.2 ms (ownd 48 266 B at 40 ms).
     fn converged() -> (Jersey, CcState) {
         let mut cc = Jersey::new(false);
-        let mut st = state(100 * MSS);
+        let mut st = window(MSS, 100, None).with_flight(100).with_rtt(40 * MS, 40 * MS);
         stream(&mut cc, &mut st, 1000, MSS, 1_200_000);
         (cc, st)
     }
@@ -265,7 +258,7 @@ mod tests {
     #[test]
     fn without_an_estimate_reductions_are_renos() {
         let mut cc = Jersey::new(false);
-        let mut st = state(40 * MSS);
+        let mut st = window(MSS, 40, None).with_flight(40).with_rtt(40 * MS, 40 * MS);
         st.flight_size = 30 * MSS;
         assert_eq!(cc.ssthresh(&st, Congestion::Ecn), 15 * MSS);
         assert_eq!(cc.ssthresh(&st, Congestion::Timeout), 15 * MSS);

@@ -7,6 +7,9 @@
 //! ssthresh becomes after a congestion event ([`CongestionControl::ssthresh`]); the sender
 //! then applies RFC 5681's rules (cwnd = ssthresh after fast retransmit or ECE, one segment
 //! after an RTO).
+//!
+//! The algorithms' tests share one kit (`testkit.rs`): the starting [`CcState`] and a test
+//! sender that feeds an algorithm ACKs, ECN echoes and congestion events in the sender's order.
 
 pub mod ance;
 pub mod ca_artt;
@@ -19,6 +22,8 @@ pub mod hystart;
 pub mod jersey;
 pub mod newreno;
 pub mod reno;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod vegas;
 pub mod veno;
 

@@ -56,6 +56,7 @@ mod tests {
     //! hand-computed traces in `tcp/sender.rs`.
     use super::*;
     use crate::tcp::cc::newreno::NewReno;
+    use crate::tcp::cc::testkit::{window, TestSender, MSS};
 
     #[test]
     fn asks_the_sender_for_reno_recovery_while_newreno_keeps_the_default() {
@@ -65,15 +66,14 @@ mod tests {
 
     #[test]
     fn grows_exactly_like_newreno() {
-        let state = |cwnd: u64| CcState::new(1000, cwnd, 8000, u64::MAX);
-        let (mut a, mut b) = (Reno::default(), NewReno::default());
-        let (mut sa, mut sb) = (state(2000), state(2000));
+        let mut a = TestSender::new(Reno::default(), window(MSS, 2, 8));
+        let mut b = TestSender::new(NewReno::default(), window(MSS, 2, 8));
         for k in 0..200u64 {
             let ack = Ack { acked: 1000 + (k % 3) * 500, ..Ack::default() };
-            a.on_ack(&mut sa, &ack);
-            b.on_ack(&mut sb, &ack);
-            assert_eq!(sa.cwnd, sb.cwnd, "ACK {k}");
+            a.ack(ack);
+            b.ack(ack);
+            assert_eq!(a.st.cwnd, b.st.cwnd, "ACK {k}");
         }
-        assert!(sa.cwnd > 8000);
+        assert!(a.st.cwnd > 8000);
     }
 }

@@ -300,64 +300,44 @@ impl CongestionControl for Vegas {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::sim::time::MS;
+    use crate::tcp::cc::testkit::{window, Setup, TestSender, MSS};
 
-    pub(crate) const MSS: u64 = 1000;
-
-    pub(crate) fn state(cwnd_segs: u64, ssthresh_segs: u64) -> CcState {
-        CcState { snd_nxt: cwnd_segs * MSS, ..CcState::new(MSS as u32, cwnd_segs * MSS, ssthresh_segs * MSS, u64::MAX) }
+    /// Default Vegas with a window of `cwnd` segments in flight and threshold `ssthresh`.
+    fn vegas(cwnd: u64, ssthresh: u64) -> TestSender<Vegas> {
+        vegas_with(VegasConfig::default(), cwnd, ssthresh)
     }
 
-    /// One round trip of a bulk sender: every outstanding segment is acknowledged by its own
-    /// ACK carrying `rtt(k)` for the k-th ACK of the round; after each ACK the sender fills
-    /// the window with new data (SND.NXT = SND.UNA + cwnd). Returns the cwnd (segments) after
-    /// every ACK.
-    pub(crate) fn round(cc: &mut dyn CongestionControl, st: &mut CcState, rtt: impl Fn(u64) -> Time) -> Vec<f64> {
-        let end = st.snd_nxt;
-        let mut k = 0;
-        let mut trace = Vec::new();
-        while st.snd_una < end {
-            st.now += MS;
-            st.snd_una = (st.snd_una + MSS).min(end);
-            cc.on_rtt_sample(st, rtt(k));
-            cc.on_ack(st, &Ack { acked: MSS, rtt: Some(rtt(k)), ..Ack::default() });
-            st.snd_nxt = st.snd_nxt.max(st.snd_una + st.cwnd);
-            trace.push(st.cwnd as f64 / MSS as f64);
-            k += 1;
-        }
-        trace
-    }
-
-    fn vegas() -> Vegas {
-        Vegas::new(VegasConfig::default())
+    /// [`vegas`] with `cfg`.
+    fn vegas_with(cfg: VegasConfig, cwnd: u64, ssthresh: u64) -> TestSender<Vegas> {
+        TestSender::new(Vegas::new(cfg), window(MSS, cwnd, ssthresh).with_flight(cwnd))
     }
 
     /// Feed `n` samples of `rtt`, then an ACK that passes the round mark with no sample of its
     /// own: exactly one round end.
-    fn end_round(cc: &mut Vegas, st: &mut CcState, n: u32, rtt: Time) {
+    fn end_round(s: &mut TestSender<Vegas>, n: u32, rtt: Time) {
         for _ in 0..n {
-            cc.on_rtt_sample(st, rtt);
+            s.cc.on_rtt_sample(&s.st, rtt);
         }
-        st.snd_una = st.snd_una.max(cc.core.beg_snd_nxt + MSS);
-        st.snd_nxt = st.snd_nxt.max(st.snd_una);
-        cc.on_ack(st, &Ack { acked: MSS, ..Ack::default() });
+        s.st.snd_una = s.st.snd_una.max(s.cc.core.beg_snd_nxt + MSS);
+        s.st.snd_nxt = s.st.snd_nxt.max(s.st.snd_una);
+        s.cc.on_ack(&mut s.st, &Ack { acked: MSS, ..Ack::default() });
     }
 
     #[test]
     fn window_changes_once_per_round_in_congestion_avoidance() {
         // cwnd 20 in avoidance, no queueing: diff = 0 < alpha -> +1 per round, on the ACK that
         // ends the round (the first of each window) and on no other.
-        let mut cc = vegas();
-        let mut st = state(20, 10);
-        round(&mut cc, &mut st, |_| 100 * MS); // fills the first round with samples
+        let mut s = vegas(20, 10);
+        s.round(|_| 100 * MS); // fills the first round with samples
         for r in 0..4 {
-            let before = st.cwnd as f64 / MSS as f64;
-            let trace = round(&mut cc, &mut st, |_| 100 * MS);
+            let before = s.st.cwnd as f64 / MSS as f64;
+            let trace = s.round(|_| 100 * MS);
             assert_eq!(trace[0], before + 1.0, "round {r}: {trace:?}");
             assert!(trace.iter().all(|&c| c == trace[0]), "round {r}: {trace:?}");
-            assert_eq!(cc.core.last_decision().map(|d| d.1), Some(Decision::Increase));
+            assert_eq!(s.cc.core.last_decision().map(|d| d.1), Some(Decision::Increase));
         }
     }
 
@@ -370,22 +350,21 @@ pub(crate) mod tests {
         for (rtt_ms, expect, delta) in
             [(125, Decision::Hold, 0i64), (130, Decision::Decrease, -1), (105, Decision::Increase, 1)]
         {
-            let mut cc = vegas();
-            let mut st = state(20, 20);
-            cc.on_rtt_sample(&st, 100 * MS); // baseRTT
-            round(&mut cc, &mut st, |k| if k % 3 == 1 { rtt_ms * MS } else { (rtt_ms + 40) * MS });
-            assert_eq!(st.cwnd, 20 * MSS, "the first round end had too few samples");
+            let mut s = vegas(20, 20);
+            s.cc.on_rtt_sample(&s.st, 100 * MS); // baseRTT
+            s.round(|k| if k % 3 == 1 { rtt_ms * MS } else { (rtt_ms + 40) * MS });
+            assert_eq!(s.st.cwnd, 20 * MSS, "the first round end had too few samples");
             // The first ACK of the next round ends the round.
-            end_round(&mut cc, &mut st, 0, (rtt_ms + 40) * MS);
-            let (n, d) = cc.core.last_decision().unwrap();
+            end_round(&mut s, 0, (rtt_ms + 40) * MS);
+            let (n, d) = s.cc.core.last_decision().unwrap();
             let want = 20.0 * (1.0 - 100.0 / rtt_ms as f64);
             assert!((n - want).abs() < 1e-9, "rtt {rtt_ms}: n {n} want {want}");
             assert_eq!(d, expect, "rtt {rtt_ms}");
-            assert_eq!(st.cwnd as i64, 20 * MSS as i64 + delta * MSS as i64, "rtt {rtt_ms}");
+            assert_eq!(s.st.cwnd as i64, 20 * MSS as i64 + delta * MSS as i64, "rtt {rtt_ms}");
             if delta < 0 {
-                assert_eq!(st.ssthresh, st.cwnd, "a decrease lowers ssthresh to cwnd");
+                assert_eq!(s.st.ssthresh, s.st.cwnd, "a decrease lowers ssthresh to cwnd");
             } else {
-                assert_eq!(st.ssthresh, 20 * MSS);
+                assert_eq!(s.st.ssthresh, 20 * MSS);
             }
         }
     }
@@ -395,26 +374,24 @@ pub(crate) mod tests {
         // base 100 ms, cwnd 8 in avoidance, round minimum 300 ms: diff = 5.3 > beta. With two
         // samples (one delayed ACK per segment pair of a tiny window) Vegas does not act: Reno
         // credits the acknowledged bytes instead.
-        let mut cc = vegas();
-        let mut st = state(8, 4);
-        cc.on_rtt_sample(&st, 100 * MS);
-        cc.core.restart(&st);
-        end_round(&mut cc, &mut st, 1, 300 * MS); // 2 samples with the base one
-        assert_eq!(cc.core.last_decision(), None);
-        assert_eq!((st.cwnd, cc.core.bytes_acked), (8 * MSS, MSS));
-        end_round(&mut cc, &mut st, 2, 300 * MS);
-        assert_eq!(cc.core.last_decision(), None);
-        end_round(&mut cc, &mut st, 3, 300 * MS);
-        let (n, d) = cc.core.last_decision().unwrap();
+        let mut s = vegas(8, 4);
+        s.cc.on_rtt_sample(&s.st, 100 * MS);
+        s.cc.core.restart(&s.st);
+        end_round(&mut s, 1, 300 * MS); // 2 samples with the base one
+        assert_eq!(s.cc.core.last_decision(), None);
+        assert_eq!((s.st.cwnd, s.cc.core.bytes_acked), (8 * MSS, MSS));
+        end_round(&mut s, 2, 300 * MS);
+        assert_eq!(s.cc.core.last_decision(), None);
+        end_round(&mut s, 3, 300 * MS);
+        let (n, d) = s.cc.core.last_decision().unwrap();
         assert!((n - 8.0 * (1.0 - 1.0 / 3.0)).abs() < 1e-9);
         assert_eq!(d, Decision::Decrease);
-        assert_eq!(st.cwnd, 7 * MSS);
+        assert_eq!(s.st.cwnd, 7 * MSS);
     }
 
     #[test]
     fn slow_start_doubles_every_other_round_and_exits_when_diff_exceeds_gamma() {
-        let mut cc = vegas();
-        let mut st = state(4, 1_000_000);
+        let mut s = vegas(4, 1_000_000);
         // By hand, one ACK per segment, no queueing. Round 1: its first ACK passes the initial
         // mark with a single sample: one Reno slow-start step (4 -> 5), and the next round is
         // a hold round. Round 2: its first ACK ends the hold round (Vegas: diff 0 <= gamma,
@@ -422,31 +399,30 @@ pub(crate) mod tests {
         // (5 -> 10). Round 3 holds; round 4 doubles to 20; round 5 holds; round 6 -> 40.
         let mut ends = Vec::new();
         for _ in 0..6 {
-            round(&mut cc, &mut st, |_| 100 * MS);
-            ends.push(st.cwnd / MSS);
+            s.round(|_| 100 * MS);
+            ends.push(s.st.cwnd / MSS);
         }
         assert_eq!(ends, vec![5, 10, 10, 20, 20, 40]);
         // Queueing appears: 110 ms on a 100 ms base. Round 7's first ACK closes round 6
         // (samples of 100 ms, diff 0); round 8's first ACK closes round 7: diff = 40 (1 -
         // 100/110) = 3.64 > gamma: cwnd = min(40, floor(40 - 3.64) + 1) = 37, slow start ends.
-        round(&mut cc, &mut st, |_| 110 * MS);
-        assert_eq!(st.cwnd, 40 * MSS);
-        round(&mut cc, &mut st, |_| 110 * MS);
-        let (n, d) = cc.core.last_decision().unwrap();
+        s.round(|_| 110 * MS);
+        assert_eq!(s.st.cwnd, 40 * MSS);
+        s.round(|_| 110 * MS);
+        let (n, d) = s.cc.core.last_decision().unwrap();
         assert_eq!(d, Decision::ExitSlowStart, "n = {n}");
-        assert_eq!(st.cwnd, 37 * MSS);
-        assert_eq!(st.ssthresh, 37 * MSS);
-        assert!(!st.in_slow_start());
+        assert_eq!(s.st.cwnd, 37 * MSS);
+        assert_eq!(s.st.ssthresh, 37 * MSS);
+        assert!(!s.st.in_slow_start());
     }
 
     #[test]
     fn linux_slow_start_grows_every_round() {
-        let mut cc = Vegas::new(VegasConfig { paper_slow_start: false, ..VegasConfig::default() });
-        let mut st = state(4, 1_000_000);
+        let mut s = vegas_with(VegasConfig { paper_slow_start: false, ..VegasConfig::default() }, 4, 1_000_000);
         let mut ends = Vec::new();
         for _ in 0..3 {
-            round(&mut cc, &mut st, |_| 100 * MS);
-            ends.push(st.cwnd / MSS);
+            s.round(|_| 100 * MS);
+            ends.push(s.st.cwnd / MSS);
         }
         // Every ACK adds one segment: 4 -> 8 -> 16 -> 32.
         assert_eq!(ends, vec![8, 16, 32]);
@@ -455,39 +431,36 @@ pub(crate) mod tests {
     #[test]
     fn the_window_never_falls_below_two_segments() {
         // beta 1: cwnd 2 with a 500 ms minimum on a 10 ms base gives diff 1.96 > beta.
-        let mut cc = Vegas::new(VegasConfig { alpha: 0.5, beta: 1.0, ..VegasConfig::default() });
-        let mut st = state(2, 2);
-        cc.on_rtt_sample(&st, 10 * MS);
-        cc.core.restart(&st);
-        end_round(&mut cc, &mut st, 3, 500 * MS);
-        assert_eq!(cc.core.last_decision().unwrap().1, Decision::Decrease);
-        assert_eq!(st.cwnd, 2 * MSS);
+        let mut s = vegas_with(VegasConfig { alpha: 0.5, beta: 1.0, ..VegasConfig::default() }, 2, 2);
+        s.cc.on_rtt_sample(&s.st, 10 * MS);
+        s.cc.core.restart(&s.st);
+        end_round(&mut s, 3, 500 * MS);
+        assert_eq!(s.cc.core.last_decision().unwrap().1, Decision::Decrease);
+        assert_eq!(s.st.cwnd, 2 * MSS);
     }
 
     #[test]
     fn loss_halves_the_flight_and_restarts_the_round() {
-        let mut cc = vegas();
-        let mut st = state(20, 10);
-        round(&mut cc, &mut st, |_| 100 * MS);
-        st.flight_size = 20 * MSS;
-        assert_eq!(cc.ssthresh(&st, Congestion::Loss), 10 * MSS);
+        let mut s = vegas(20, 10);
+        s.round(|_| 100 * MS);
+        s.st.flight_size = 20 * MSS;
+        assert_eq!(s.cc.ssthresh(&s.st, Congestion::Loss), 10 * MSS);
         // Samples of the old round are gone: the next round end needs three new ones.
-        assert_eq!(cc.core.cnt_rtt, 0);
-        assert_eq!(cc.core.beg_snd_nxt, st.snd_nxt);
+        assert_eq!(s.cc.core.cnt_rtt, 0);
+        assert_eq!(s.cc.core.beg_snd_nxt, s.st.snd_nxt);
     }
 
     #[test]
     fn timeout_recovery_grows_like_reno_until_it_ends() {
-        let mut cc = vegas();
-        let mut st = state(1, 5);
-        st.in_recovery = true;
-        cc.on_rtt_sample(&st, 100 * MS);
+        let mut s = vegas(1, 5);
+        s.st.in_recovery = true;
+        s.cc.on_rtt_sample(&s.st, 100 * MS);
         // Slow start by Reno's rule on every ACK, no Vegas hold rounds.
         for k in 1..=3 {
-            st.snd_una += MSS;
-            cc.on_ack(&mut st, &Ack { acked: MSS, ..Ack::default() });
-            assert_eq!(st.cwnd, (1 + k) * MSS);
+            s.st.snd_una += MSS;
+            s.cc.on_ack(&mut s.st, &Ack { acked: MSS, ..Ack::default() });
+            assert_eq!(s.st.cwnd, (1 + k) * MSS);
         }
-        assert_eq!(cc.core.last_decision(), None);
+        assert_eq!(s.cc.core.last_decision(), None);
     }
 }

@@ -185,29 +185,29 @@ impl CongestionControl for Veno {
 mod tests {
     use super::*;
     use crate::sim::time::MS;
-    use crate::tcp::cc::vegas::tests::{round, state, MSS};
+    use crate::tcp::cc::testkit::{window, Setup, TestSender, MSS};
 
-    fn veno() -> Veno {
-        Veno::new(3.0, 0.8, false)
+    /// Veno (paper constants) with a window of 40 segments in flight, in avoidance.
+    fn veno(srtt_mode: bool) -> TestSender<Veno> {
+        TestSender::new(Veno::new(3.0, 0.8, srtt_mode), window(MSS, 40, 20).with_flight(40))
     }
 
     /// A Veno flow in avoidance at cwnd 40 segments whose rounds see `rtt_ms` on a base of
     /// 100 ms; N = 40 (rtt - 100) / rtt.
-    fn measured(rtt_ms: u64) -> (Veno, CcState) {
-        let mut cc = veno();
-        let mut st = state(40, 20);
-        cc.on_rtt_sample(&st, 100 * MS);
+    fn measured(rtt_ms: u64) -> TestSender<Veno> {
+        let mut s = veno(false);
+        s.cc.on_rtt_sample(&s.st, 100 * MS);
         for _ in 0..2 {
-            round(&mut cc, &mut st, |_| rtt_ms * MS);
+            s.round(|_| rtt_ms * MS);
         }
-        st.cwnd = 40 * MSS;
-        (cc, st)
+        s.st.cwnd = 40 * MSS;
+        s
     }
 
     #[test]
     fn a_loss_without_backlog_is_random_and_cuts_a_fifth() {
         // 105 ms: N = 40 * 5/105 = 1.9 < 3 -> ssthresh = 0.8 * 40 = 32 segments.
-        let (mut cc, st) = measured(105);
+        let TestSender { mut cc, st, .. } = measured(105);
         let n = cc.backlog(&st).unwrap();
         assert!((n - 40.0 * 5.0 / 105.0).abs() < 1e-9, "{n}");
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 32 * MSS);
@@ -217,32 +217,31 @@ mod tests {
     #[test]
     fn a_loss_with_backlog_is_congestive_and_halves() {
         // 110 ms: N = 40 * 10/110 = 3.6 >= 3 -> ssthresh = 20 segments.
-        let (mut cc, st) = measured(110);
+        let TestSender { mut cc, st, .. } = measured(110);
         assert!(cc.backlog(&st).unwrap() >= 3.0);
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 20 * MSS);
         // ECN is congestive whatever N says.
-        let (mut cc, st) = measured(105);
+        let TestSender { mut cc, st, .. } = measured(105);
         assert_eq!(cc.ssthresh(&st, Congestion::Ecn), 20 * MSS);
     }
 
     #[test]
     fn a_loss_before_any_measurement_is_congestive() {
-        let mut cc = veno();
-        let st = state(40, 20);
+        let TestSender { mut cc, st, .. } = veno(false);
         assert_eq!(cc.backlog(&st), None);
         assert_eq!(cc.ssthresh(&st, Congestion::Loss), 20 * MSS);
         // Small windows keep two segments.
-        assert_eq!(cc.ssthresh(&state(3, 2), Congestion::Loss), 2 * MSS);
+        assert_eq!(cc.ssthresh(&window(MSS, 3, 2), Congestion::Loss), 2 * MSS);
     }
 
     #[test]
     fn avoidance_adds_a_segment_per_rtt_without_backlog_and_every_other_rtt_with_it() {
         for (rtt_ms, per_two_rounds) in [(102, 2), (120, 1)] {
-            let (mut cc, mut st) = measured(rtt_ms);
+            let mut s = measured(rtt_ms);
             let mut ends = Vec::new();
             for _ in 0..4 {
-                round(&mut cc, &mut st, |_| rtt_ms * MS);
-                ends.push(st.cwnd / MSS);
+                s.round(|_| rtt_ms * MS);
+                ends.push(s.cwnd_segs());
             }
             // The window's growth over four round trips: one per round without backlog
             // (N = 0.8), one every other round with it (N = 6.7).
@@ -253,8 +252,7 @@ mod tests {
 
     #[test]
     fn srtt_mode_uses_the_smoothed_rtt() {
-        let mut cc = Veno::new(3.0, 0.8, true);
-        let mut st = state(40, 20);
+        let TestSender { mut cc, mut st, .. } = veno(true);
         cc.on_rtt_sample(&st, 100 * MS);
         st.srtt = Some(200 * MS); // N = 40 * 100/200 = 20
         assert_eq!(cc.backlog(&st), Some(20.0));
