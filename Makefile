@@ -60,7 +60,7 @@ bench-ns3: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/ns3/run.py $(BENCH_NS3_ARGS)
 
-# ccsim against htsim, the simulator issue 9's speed target comes from (not part of CI): clones
+# ccsim against htsim, the simulator the speed target comes from (not part of CI): clones
 # Broadcom/csg-htsim (or BENCH_HTSIM_ARGS=--src=DIR, its sim/ directory), compiles the part a
 # TCP dumbbell needs and bench/htsim/dumbbell.cpp, runs both alternately, prints the table.
 bench-htsim: develop

@@ -17,7 +17,7 @@ best rates is printed too: a series can be lucky for one build, the best run rar
 
 `--duration` and `--warmup` (seconds) shorten or lengthen the run, and `--write-configs DIR`
 writes the core configurations (`dumbbell-N.json`) instead of running them: the check runs of
-docs/performance-history.md are these (s10: 10 flows, 5 s, warm-up 2.5 s; s900: 900 flows,
+docs/performance.md ("Method") are these (s10: 10 flows, 5 s, warm-up 2.5 s; s900: 900 flows,
 3 s, 1.5 s; full10 and full900: the benchmark's 30 s; long10: 10 flows, 90 s, 10 s), fed to
 `target/release/ccsim-bench` directly.
 

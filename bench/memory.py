@@ -1,6 +1,6 @@
 """`make bench` (memory): peak RSS of `ccsim run` on the 900-flow, 1 Gbit/s, 100 s scenario of
 scenarios/bench/, and on the same scenario cut to 10 s: a run without logs must not grow with
-simulated time, and peak under 200 MB (issue 9; issue 8 asked for 1 GB). Each run is its own child process;
+simulated time, and peak under 200 MB (the memory target; 1 GB at first). Each run is its own child process;
 its peak RSS is ``ru_maxrss`` of ``getrusage(RUSAGE_CHILDREN)`` taken in a fresh wrapper
 process, so one measurement never sees another's peak. Also prints the estimate of
 ccsim.limits for each run, to compare the estimator with what was measured.

@@ -1,5 +1,5 @@
 """bench/bench.py (`make bench`): the configurations it runs, written out with
-`--write-configs` for the check runs the performance journal names, and its refusal of a
+`--write-configs` for the check runs docs/performance.md names, and its refusal of a
 warm-up that is not inside the run. The timing itself is `make bench`'s, never a test's."""
 
 from __future__ import annotations

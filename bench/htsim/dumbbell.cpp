@@ -6,7 +6,7 @@
 //   d_i = 1 + 48 i / (N - 1) ms (base RTT 4 d_i + 4 ms = 8..200 ms)
 //
 // Written against htsim's public API (Queue, Pipe, Route, TcpSrc/TcpSink, EventList) and
-// measured in round 18 (docs/performance.md, "ccsim vs htsim") with htsim's sim/ directory as
+// measured (docs/performance.md, "ccsim vs htsim") with htsim's sim/ directory as
 // stored in the project's reference index, github.com being out of reach (no single release;
 // each file at the last commit the index holds for it), chiefly tcp.cpp @ bda0e74c, tcp.h @
 // b5655457, tcppacket.h @ 5abdbf64, eventlist.cpp/.h @ a80e0783, queue.cpp @ bda0e74c,
