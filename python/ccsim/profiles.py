@@ -2,8 +2,8 @@
 scenario is compiled.
 
 The profiles are declared in the engine (``tcp/profile.rs``) and read from its registry, so
-``ccsim list``, the docs and this step show the same values. Rules (as ``Profile::apply`` in
-Rust): parameters given in the transport table win over the profile's; a flow without ``cc``
+``ccsim list``, the docs and this step show the same values. The rule lives here only:
+parameters given in the transport table win over the profile's; a flow without ``cc``
 gets the profile's congestion control; the profile's congestion-control parameters fill the
 ones a flow does not give whenever it runs that congestion control. ``"rfc"``, the default,
 sets nothing.

@@ -20,14 +20,15 @@
 //! ask for it): the profile requests ECN (`tcp_ecn = 1`) as ECN experiments with Linux
 //! endpoints, paper 004's included, configure it; set `ecn = false` for a stock kernel.
 //!
-//! Values are canonical ([`ParamValue`]): times in ns, sizes in bytes or packets.
-//! Explicit parameters win over the profile ([`Profile::apply`]), and the profile's
-//! congestion-control parameters apply whenever the flow runs that congestion control.
+//! Values are canonical ([`ParamValue`]): times in ns, sizes in bytes or packets. The
+//! profiles reach the front through the registry (their `settings`); the scenario compiler
+//! applies them (`python/ccsim/profiles.py`, the one place the rule lives): explicit
+//! parameters win over the profile, and the profile's congestion-control parameters apply
+//! whenever the flow runs that congestion control.
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::config::AlgoSpec;
 use crate::params::{ParamKind, ParamSpec, ParamValue};
 use crate::sim::time::{MS, SEC};
 use crate::tcp::cc::CCS;
@@ -142,31 +143,6 @@ fn kind_of(specs: &[ParamSpec], name: &str) -> Option<ParamKind> {
 }
 
 impl Profile {
-    /// The transport and congestion control of a flow that uses this profile: transport
-    /// parameters the flow does not give take the profile's values; a flow without a
-    /// congestion control gets the profile's; the profile's congestion-control parameters
-    /// fill those the flow does not give whenever it runs that congestion control. Only for
-    /// `tcp` transports (a UDP transport is returned unchanged).
-    pub fn apply(&self, transport: &AlgoSpec, cc: Option<&AlgoSpec>) -> (AlgoSpec, Option<AlgoSpec>) {
-        let mut transport = transport.clone();
-        let mut cc = cc.cloned();
-        if transport.kind != "tcp" {
-            return (transport, cc);
-        }
-        for s in self.transport {
-            transport.params.entry(s.param.to_string()).or_insert(s.value);
-        }
-        if let Some(d) = &self.cc {
-            let chosen = cc.get_or_insert_with(|| AlgoSpec::named(d.kind));
-            if chosen.kind == d.kind {
-                for s in d.params {
-                    chosen.params.entry(s.param.to_string()).or_insert(s.value);
-                }
-            }
-        }
-        (transport, cc)
-    }
-
     /// The profile as a registry entry (family `profile`; `settings` lists every value with
     /// its target, the kind of the parameter it sets, and its source).
     pub fn registry_entry(&self) -> Value {
@@ -213,39 +189,6 @@ mod tests {
             assert!(p.transport.iter().chain(p.cc.iter().flat_map(|d| d.params)).all(|s| !s.source.is_empty()));
         }
         assert!(find(DEFAULT).is_some_and(|p| p.transport.is_empty() && p.cc.is_none()));
-    }
-
-    #[test]
-    fn linux_sets_the_kernel_timers_and_cubic_with_hystart() {
-        let (t, cc) = find("linux").unwrap().apply(&AlgoSpec::named("tcp"), None);
-        let p = Params::resolve("t", crate::tcp::PARAMS, &t.params).unwrap();
-        let cfg = crate::tcp::TcpConfig::from_params(&p);
-        assert_eq!((cfg.init_cwnd, cfg.min_rto, cfg.delack_timeout, cfg.ecn), (10 * 1448, 200 * MS, 40 * MS, true));
-        let cc = cc.unwrap();
-        assert_eq!(cc.kind, "cubic");
-        assert_eq!(cc.params["beta"], ParamValue::Float(0.7001953125));
-        assert_eq!(cc.params["hystart"], ParamValue::Bool(true));
-    }
-
-    #[test]
-    fn explicit_choices_win_over_the_profile() {
-        let linux = find("linux").unwrap();
-        let t = AlgoSpec::named("tcp").with("min_rto", ParamValue::Int(SEC as i64));
-        // An explicit cubic keeps its own beta and takes the rest from the profile.
-        let cubic = AlgoSpec::named("cubic").with("beta", ParamValue::Float(0.5));
-        let (t2, cc) = linux.apply(&t, Some(&cubic));
-        assert_eq!(t2.params["min_rto"], ParamValue::Int(SEC as i64));
-        assert_eq!(t2.params["delack_timeout"], ms(40));
-        let cc = cc.unwrap();
-        assert_eq!((cc.params["beta"], cc.params["hystart"]), (ParamValue::Float(0.5), ParamValue::Bool(true)));
-        // Another congestion control gets none of CUBIC's parameters.
-        let (_, cc) = linux.apply(&t, Some(&AlgoSpec::named("newreno")));
-        assert!(cc.unwrap().params.is_empty());
-        // UDP is untouched; "rfc" changes nothing.
-        let (u, none) = linux.apply(&AlgoSpec::named("udp"), None);
-        assert!(u.params.is_empty() && none.is_none());
-        let (t3, none) = find("rfc").unwrap().apply(&t, None);
-        assert_eq!((t3.params.len(), none.is_none()), (1, true));
     }
 
     #[test]
