@@ -28,6 +28,13 @@ def _cli_env() -> dict[str, str]:
     return env
 
 
+# Python code for the peak resident memory of the process running it, in MiB: its own address
+# space's high-water mark (VmHWM). getrusage's ru_maxrss would not do for a subprocess: Linux
+# carries the parent's size over fork and exec, so a child of a large test process would
+# report the parent's peak.
+PEAK_RSS_MIB = "int(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM'))) / 1024"
+
+
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``python -m ccsim ARGS`` in a subprocess, as a user would run it."""
     return subprocess.run(

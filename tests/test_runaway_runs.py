@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import _cli_env, run_cli
+from conftest import PEAK_RSS_MIB, _cli_env, run_cli
 
 ZERO_RTO = """
 [simulation]
@@ -96,10 +96,7 @@ app = { kind = "cbr", rate = "100Mbps" }
 
 
 def _peak_rss_mib(path) -> float:
-    code = (
-        "import resource, sys, ccsim; ccsim.run(sys.argv[1]); "
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
-    )
+    code = f"import sys, ccsim; ccsim.run(sys.argv[1]); print({PEAK_RSS_MIB})"
     proc = subprocess.run(
         [sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=_cli_env(), timeout=300
     )
