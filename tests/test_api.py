@@ -133,11 +133,11 @@ def test_the_seed_argument_replaces_the_scenarios_seed() -> None:
         ccsim.run(scenario, seed=-1)
 
 
-def test_bad_input_raises_scenario_errors_and_engine_config_errors() -> None:
+def test_bad_input_raises_scenario_errors_with_the_engines_refusals_among_them() -> None:
     with pytest.raises(ccsim.ScenarioError) as info:
         ccsim.run({"simulation": {"duration": "1s"}, "topology": {"kind": "dumbbell"}})
     assert info.value.field == "topology.bottleneck"
-    # An unroutable flow passes the file checks; the engine names the field of its config.
+    # An unroutable flow passes the file checks; the engine refuses it, named by scenario key.
     disconnected = {
         "simulation": {"duration": "1s"},
         "topology": {
@@ -147,9 +147,9 @@ def test_bad_input_raises_scenario_errors_and_engine_config_errors() -> None:
         },
         "flows": [{"src": "a", "dst": "b"}],
     }
-    with pytest.raises(_core.ConfigError) as engine_error:
+    with pytest.raises(ccsim.ScenarioError) as engine_error:
         ccsim.run(disconnected)
-    assert engine_error.value.field == "flows[0]"
+    assert engine_error.value.field == "flows[0]" and "no route from 'a' to 'b'" in engine_error.value.message
 
 
 def test_write_saves_tables_summary_and_plots(result: ccsim.Result, tmp_path: Path) -> None:

@@ -113,7 +113,8 @@ def test_configurations_the_engine_rejects_exit_2(write_toml) -> None:
         '{ name = "h2", kind = "host" } ]', '{ name = "h2", kind = "host" }, { name = "h3", kind = "host" } ]'
     )
     path = write_toml(text.replace('dst = "h2"', 'dst = "h3"'))
-    assert_one_line_error(run_cli("run", str(path)), str(path), "engine rejected flows[0]")
+    for command in ("run", "validate"):
+        assert_one_line_error(run_cli(command, str(path)), str(path), "flows[0]: no route from 'h1' to 'h3'")
 
 
 def test_validate_accepts_a_good_file(write_toml) -> None:

@@ -322,7 +322,8 @@ FUZZ = settings(
 )
 
 
-ENGINE_REJECTED = re.compile(r"^ccsim: .*: engine rejected [a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: .+$")
+# The engine's refusal, named by the scenario key it concerns.
+ENGINE_REJECTED = re.compile(r"^ccsim: .*: [a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: .+$")
 
 
 @FUZZ

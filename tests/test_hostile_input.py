@@ -380,6 +380,9 @@ def test_replay_of_a_file_that_is_no_replay_is_a_scenario_error(tmp_path: Path) 
         ('[set]\n"simulation..x" = 3\n', "set.simulation..x"),
         ('[set]\n"flows[5].cc" = "cubic"\n', "set.flows[5].cc"),
         ('[set]\n"simulation.duration" = "5 parsecs"\n', "set.simulation.duration"),
+        # Refused by the engine's checks, which run on every point before anything runs.
+        ('[set]\n"simulation.warmup" = "1h"\n', "set.simulation.warmup"),
+        ('[set]\n"metrics.jain_flows" = [0, 99]\n', "set.metrics.jain_flows"),
         ('[grid]\n"flows.ccc" = ["newreno", "cubic"]\n', "grid.flows.ccc"),
         ('[[points]]\n"flows.cc.bogus" = 1\n', "points[0].flows.cc.bogus"),
     ],

@@ -348,7 +348,7 @@ def test_errors_caused_by_an_override_point_at_it(write_toml) -> None:
         ('mss = "1460B"', 'mss = "1460B", nagle = true', "flows[0].transport.nagle", "unknown parameter of tcp"),
         ('mss = "1460B"', 'mss = "1460"', "flows[0].transport.mss", "no unit"),
         ("pair = 2", "pair = 3", "flows[1].pair", "no pair 3; the dumbbell has 3 (0..2)"),
-        ('warmup = "5s"', 'warmup = "20s"', "simulation.warmup", "shorter than simulation.duration (20s)"),
+        ('warmup = "5s"', 'warmup = "20s"', "simulation.warmup", "shorter than the duration (20s), got 20s"),
         ('start = "0s..1s"', 'start = "1s..0s"', "flows[0].start", "end must be after its start"),
         ("count = 2", 'count = 2\nstart = "20s"', "flows[1].start", "after the end of the simulation"),
         ('stop = "15s"', 'stop = "0s"', "flows[0].stop", "must be after start"),
@@ -532,3 +532,112 @@ def test_validate_params_rejects_bad_values_naming_the_parameter(given: dict, fi
 def test_unknown_model_names_list_the_registered_ones() -> None:
     with pytest.raises(ParamError, match=r"unknown queue discipline 'codel'; registered: toy"):
         SYNTHETIC.validate_params("queue", "codel", {}, "q")
+
+
+# --- the engine's checks, named by scenario key ------------------------------------------------
+
+# Four flows compile from two tables: flows[0] expands to compiled flows 0..2, flows[1] is 3.
+REPLICATED = """
+    [simulation]
+    duration = "1s"
+    [topology]
+    kind = "explicit"
+    nodes = [ { name = "h1", kind = "host" }, { name = "r", kind = "router" }, { name = "h2", kind = "host" } ]
+    links = [ { a = "h1", b = "r", rate = "10Mbps" }, { a = "r", b = "h2", rate = "1Mbps" } ]
+    bottleneck_queue = "r->h2"
+    [[flows]]
+    src = "h1"
+    dst = "h2"
+    count = 3
+    [[flows]]
+    src = "h2"
+    dst = "h1"
+    [trace]
+    interval = "10ms"
+    queues = ["r->h2"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "message"),
+    [
+        (
+            'duration = "1s"',
+            'duration = "1s"\nwarmup = "2s"',
+            "simulation.warmup",
+            "must be shorter than the duration (1s), got 2s",
+        ),
+        ('src = "h2"', 'src = "r"', "flows[1].src", "'r' is a router; flows run between hosts: h1, h2"),
+        ('dst = "h1"', 'dst = "h2"', "flows[1].dst", "same host as src ('h2')"),
+        (
+            'bottleneck_queue = "r->h2"',
+            'bottleneck_queue = "h2->h1"',
+            "topology.bottleneck_queue",
+            "no queue 'h2->h1'; queues are named FROM->TO: h1->r, r->h1, r->h2, h2->r",
+        ),
+        (
+            'queues = ["r->h2"]',
+            'queues = ["r->h2", "r-h2"]',
+            "trace.queues[1]",
+            "no queue 'r-h2'; queues are named FROM->TO: h1->r, r->h1, r->h2, h2->r",
+        ),
+        (
+            "[trace]",
+            "[metrics]\njain_flows = [3, 4]\n[trace]",
+            "metrics.jain_flows[1]",
+            "no flow 4; flows are numbered 0..3 (4 flows)",
+        ),
+    ],
+)
+def test_the_engines_checks_name_the_scenario_key_and_what_is_allowed(
+    write_toml, old: str, new: str, field: str, message: str
+) -> None:
+    assert old in REPLICATED
+    err = error_of(write_toml, REPLICATED.replace(old, new, 1))
+    assert (err.field, err.message) == (field, message)
+
+
+def test_the_engines_checks_run_for_the_cli_and_name_the_file(write_toml) -> None:
+    from conftest import run_cli
+
+    path = write_toml(REPLICATED.replace('dst = "h1"', 'dst = "h2"', 1))
+    for command in ("validate", "run"):
+        proc = run_cli(command, str(path))
+        assert proc.returncode == 2
+        assert proc.stderr.strip() == f"ccsim: {path}: flows[1].dst: same host as src ('h2')"
+
+
+def test_engine_paths_map_to_the_scenario_keys_they_were_compiled_from(write_toml) -> None:
+    from ccsim.scenario import scenario_key
+
+    text = (
+        REPLICATED
+        + """
+    [[control]]
+    [[control]]
+    plant_host = "h1"
+    controller_host = "h2"
+    """
+    )
+    model = load(write_toml(text))
+    assert len(model.to_config()["flows"]) == 6
+    cases = {
+        "duration_ns": "simulation.duration",
+        "warmup_ns": "simulation.warmup",
+        "flows[2].start_ns": "flows[0].start",
+        "flows[2].start_max_ns": "flows[0].start",
+        "flows[3].app.size": "flows[1].app.size",
+        "flows[3].stop_ns": "flows[1].stop",
+        "flows[4].src": "control[1].plant_host",
+        "flows[5].src": "control[1].controller_host",
+        "flows[5].app.size": "control[1].message_size",
+        "flows[5].transport.mss": "control[1].transport.mss",
+        "jain_flows[1]": "metrics.jain_flows[1]",
+        "bottleneck": "topology.bottleneck_queue",
+        "trace.queues[0]": "trace.queues[0]",
+        "trace.interval_ns": "trace.interval",
+        "control[0].period_ns": "control[0].sampling_period",
+        "control[1].controller.kp": "control[1].controller.kp",
+        "links[0].ab.queue.kind": "links[0].ab.queue.kind",
+    }
+    assert {path: scenario_key(model, path) for path in cases} == cases

@@ -206,9 +206,10 @@ def test_failing_runs_are_recorded_and_the_others_finish(sweep_dir: Path) -> Non
     table = result.table.set_index(["flows[0].dst", "simulation.warmup"])
     assert result.failed == 3 and result.ran == 4
     assert table.loc[("h2", "0s"), "status"] == "ok" and table.loc[("h2", "0s"), "goodput_bps_total"] > 0
-    # The engine rejects the unroutable flow in the worker; Python rejects the warm-up.
+    # The engine's checks refuse the unroutable flow and the warm-up before anything runs.
     assert table.loc[("h3", "0s"), "status"] == "failed"
-    assert "ConfigError" in table.loc[("h3", "0s"), "error"] and "no route" in table.loc[("h3", "0s"), "error"]
+    error = table.loc[("h3", "0s"), "error"]
+    assert "flows[0]: no route" in error and "sweep point" in error
     for dst in ("h2", "h3"):
         assert "simulation.warmup" in table.loc[(dst, "5s"), "error"]
         assert "sweep point" in table.loc[(dst, "5s"), "error"]

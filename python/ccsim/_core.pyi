@@ -50,6 +50,10 @@ def registry_json() -> str:
 def facts_json() -> str:
     """Engine facts besides the models: a control loop's result row and the highest plant order."""
 
+def validate(config_json: str) -> None:
+    """Every check of ``Simulation(config_json)``, keeping nothing: raises ``ConfigError``
+    naming the engine's field (``ccsim.scenario.scenario_key`` maps it to the scenario's key)."""
+
 def flow_paths(config_json: str) -> list[list[int]]:
     """Every flow's path from its source to its destination as the engine routes it: link
     indices (``2 i`` is ``links[i]`` from a to b, ``2 i + 1`` back), empty when the two hosts

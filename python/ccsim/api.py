@@ -18,10 +18,10 @@ from typing import Any
 import pandas as pd
 
 from .bulk import without_gc
-from .errors import ScenarioError
+from .errors import NO_FILE, ScenarioError
 from .paths import inside, write_atomically
 from .registry import control_columns
-from .scenario import U64_MAX, Scenario, from_dict, load
+from .scenario import U64_MAX, Scenario, engine_error, from_dict, load
 
 __all__ = ["run", "run_config", "replay", "write_replay", "replay_hint", "Result", "as_scenario", "TABLE_I_COLUMNS"]
 
@@ -422,8 +422,8 @@ def run(
     """Simulate ``scenario`` (a Scenario, a TOML path or a dict) and return what it measured.
 
     ``seed`` replaces ``simulation.seed``; ``overrides`` are ``key.path=value`` strings applied
-    to a scenario file. Raises ScenarioError for bad scenarios, ``_core.ConfigError`` if the
-    engine rejects the compiled configuration, ``_core.SimulationError`` if the engine fails.
+    to a scenario file. Raises ScenarioError for bad scenarios (the engine's refusals too, with
+    the scenario key), ``_core.SimulationError`` if the engine fails.
     """
     model = as_scenario(scenario, overrides)
     config = model.to_config()
@@ -437,6 +437,9 @@ def run(
 
     try:
         return run_config(config, progress)
+    except _core.ConfigError as exc:
+        # Only a Scenario built without Scenario.build (or a seed the engine refuses) gets here.
+        raise engine_error(model, exc, str(scenario) if isinstance(scenario, (str, Path)) else NO_FILE) from None
     except _core.SimulationError as exc:
         # What it takes to replay the failure: the scenario, the seed, the exact configuration.
         exc.scenario = str(scenario) if isinstance(scenario, (str, Path)) else None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -549,9 +548,9 @@ def _load_within_memory(args: argparse.Namespace) -> Any:
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .limits import estimate
 
+    _engine()  # loading ran the engine's own checks (routes, parameters): it must be built
     scenario = _load_within_memory(args)
     config = scenario.to_config()
-    _engine().Simulation(json.dumps(config))  # the engine's own checks (routes, parameters)
     memory = estimate(config).total
     print(
         f"{args.file}: ok ({len(config['nodes'])} nodes, {len(config['links'])} links, "

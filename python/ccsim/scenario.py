@@ -7,6 +7,7 @@ the public interface of sweeps, docs and ``--set``; keep them stable.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -49,6 +50,8 @@ __all__ = [
     "from_dict",
     "read_toml",
     "compile_scenario",
+    "scenario_key",
+    "engine_check",
 ]
 
 U64_MAX = 2**64 - 1
@@ -66,16 +69,11 @@ class Simulation(StrictModel):
     warmup: Time = 0
     seed: Annotated[int, Field(ge=0, le=U64_MAX)] = 1
 
+    # warmup < duration is the engine's check (engine_check).
     @model_validator(mode="after")
     def _window_is_not_empty(self) -> Simulation:
         if self.duration <= 0:
             raise FieldError("duration", "must be longer than 0s")
-        if self.warmup >= self.duration:
-            raise FieldError(
-                "warmup",
-                f"must be shorter than simulation.duration ({units.format_time(self.duration)}), "
-                f"got {units.format_time(self.warmup)}",
-            )
         return self
 
 
@@ -223,6 +221,14 @@ class Scenario(StrictModel):
 
     _network: Network = PrivateAttr()
 
+    @classmethod
+    def build(cls, data: Any, file: str = NO_FILE) -> Scenario:
+        """Validate ``data``, then run the engine's checks on its compiled configuration
+        (``engine_check``); problems raise ScenarioError (``FILE: FIELD: MESSAGE``)."""
+        scenario = super().build(data, file)
+        engine_check(scenario, file)
+        return scenario
+
     @model_validator(mode="after")
     def _references_resolve(self) -> Scenario:
         try:
@@ -232,7 +238,6 @@ class Scenario(StrictModel):
         _check_flows(self, self._network)
         _check_control(self, self._network)
         _check_flow_references(self)
-        _check_queue_names(self, self._network)
         return self
 
     @property
@@ -268,6 +273,9 @@ def _endpoints(flow: Flow) -> tuple[str, str]:
 
 
 def _check_flows(scenario: Scenario, net: Network) -> None:
+    """What the compiler needs (names of nodes that exist, dumbbell pairs) and what the engine
+    cannot see (transfer shapes, the number of flows). The engine checks that flows run
+    between two different hosts and that Jain's flows exist (engine_check)."""
     duration = scenario.simulation.duration
     hosts = net.hosts()
     for i, flow in enumerate(scenario.flows):
@@ -290,12 +298,6 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
                 name = getattr(flow, end)
                 if name not in net.nodes:
                     raise FieldError(f"{where}.{end}", f"no node named {show(name)}; hosts: {', '.join(hosts)}")
-                if net.nodes[name] != "host":
-                    raise FieldError(
-                        f"{where}.{end}", f"{show(name)} is a router; flows run between hosts: {', '.join(hosts)}"
-                    )
-            if flow.src == flow.dst:
-                raise FieldError(f"{where}.dst", f"same host as src ({show(flow.src)})")
         if flow.start[0] >= duration:
             raise FieldError(
                 f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
@@ -304,9 +306,6 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
     total = sum(flow.count for flow in scenario.flows)
     if total > MAX_FLOWS:
         raise FieldError("flows", f"{total} flows in all (after count); at most {MAX_FLOWS} are supported")
-    for k, index in enumerate(scenario.metrics.jain_flows or []):
-        if index >= total:
-            raise FieldError(f"metrics.jain_flows[{k}]", f"no flow {index}; flows are numbered 0..{total - 1}")
 
 
 def _check_size_distribution(flow: Flow, where: str) -> None:
@@ -413,18 +412,6 @@ def _resolve_app(flow: Flow, names: list[str | None]) -> dict[str, Any]:
     return app
 
 
-def _check_queue_names(scenario: Scenario, net: Network) -> None:
-    names = net.queue_names()
-    allowed = ", ".join(names) if len(names) <= 12 else ", ".join(names[:12]) + ", ..."
-    chosen = scenario.topology.bottleneck_queue
-    if chosen is not None and chosen not in names:
-        raise FieldError("topology.bottleneck_queue", f"no queue {show(chosen)}; queues are named FROM->TO: {allowed}")
-    if scenario.trace is not None:
-        for k, name in enumerate(scenario.trace.queues):
-            if name not in names:
-                raise FieldError(f"trace.queues[{k}]", f"no queue {show(name)}; queues are named FROM->TO: {allowed}")
-
-
 @without_gc
 def compile_scenario(scenario: Scenario) -> dict[str, Any]:
     """The core configuration (config.rs) of a validated scenario, as a JSON-able dict."""
@@ -515,6 +502,94 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
         "jain_flows": jain_flows,
         "control": control,
     }
+
+
+# The engine's configuration keys (config.rs) that compile_scenario renames, by where they are.
+_TOP_KEYS = {
+    "duration_ns": "simulation.duration",
+    "warmup_ns": "simulation.warmup",
+    "seed": "simulation.seed",
+    "bottleneck": "topology.bottleneck_queue",
+    "jain_flows": "metrics.jain_flows",
+    "trace.interval_ns": "trace.interval",
+}
+_FLOW_KEYS = {"start_ns": "start", "start_max_ns": "start", "stop_ns": "stop"}
+# A control loop's message flow: its keys in the [[control]] table (src and dst by role).
+_MESSAGE_FLOW_KEYS = {"start_ns": "start", "stop_ns": "stop", "app": "message_size"}
+_MESSAGE_ENDS = {
+    "sensor": {"src": "plant_host", "dst": "controller_host"},
+    "actuator": {"src": "controller_host", "dst": "plant_host"},
+}
+_CONTROL_KEYS = {
+    "plant_num": "plant.num",
+    "plant_den": "plant.den",
+    "period_ns": "sampling_period",
+    "start_ns": "start",
+    "sensor_flow": "plant_host",
+    "actuator_flow": "controller_host",
+}
+_INDEXED = re.compile(r"^(flows|control)\[(\d+)\](?:\.([^.\[]+))?(.*)$")
+
+
+def _renamed(head: str | None, rest: str, renames: dict[str, str]) -> str:
+    """``.head rest`` with ``head`` renamed; a renamed key stands for its whole subtree (the
+    scenario key has no such parts: ``app.size`` of a message flow is ``message_size``)."""
+    if head is None:
+        return rest
+    if head in renames:
+        return "." + renames[head]
+    return f".{head}{rest}"
+
+
+def scenario_key(scenario: Scenario, field: str) -> str:
+    """The scenario key of the engine's configuration path ``field`` (a ConfigError's), as
+    compile_scenario lays the configuration out: ``warmup_ns`` is ``simulation.warmup``, the
+    k-th compiled flow is the ``[[flows]]`` table it was expanded from (tables expand by
+    ``count``) or the ``[[control]]`` loop whose messages it carries, ``jain_flows[j]`` is
+    ``metrics.jain_flows[j]``; keys the compiler copies as they are pass through."""
+    match = _INDEXED.match(field)
+    if match is None:
+        for engine, key in _TOP_KEYS.items():
+            if field == engine or field.startswith((engine + ".", engine + "[")):
+                return key + field[len(engine) :]
+        return field
+    table, k, head, rest = match.group(1), int(match.group(2)), match.group(3), match.group(4)
+    if table == "control":
+        return f"control[{k}]" + _renamed(head, rest, _CONTROL_KEYS)
+    for i, flow in enumerate(scenario.flows):
+        if k < flow.count:
+            return f"flows[{i}]" + _renamed(head, rest, _FLOW_KEYS)
+        k -= flow.count
+    # After the [[flows]]: the networked loops' messages, sensor then actuator, loop by loop.
+    networked = [c for c, loop in enumerate(scenario.control) if loop.networked]
+    if k // 2 < len(networked):
+        role = "sensor" if k % 2 == 0 else "actuator"
+        return f"control[{networked[k // 2]}]" + _renamed(head, rest, {**_MESSAGE_FLOW_KEYS, **_MESSAGE_ENDS[role]})
+    return field
+
+
+def engine_error(scenario: Scenario, exc: Exception, file: str = NO_FILE) -> ScenarioError:
+    """The engine's ConfigError about the compiled ``scenario`` as a ScenarioError naming the
+    scenario key."""
+    field = getattr(exc, "field", "")
+    message = getattr(exc, "message", str(exc))
+    return ScenarioError(file, scenario_key(scenario, field) if field else "", message)
+
+
+def engine_check(scenario: Scenario, file: str = NO_FILE, config: dict[str, Any] | None = None) -> None:
+    """The engine's checks of the compiled scenario (``config``, compiled here when not
+    given): warm-up within the duration, flows between two different hosts with a route,
+    queue names, Jain's flows, the models' parameters together. A refusal is a ScenarioError
+    naming the scenario key. Skipped when the engine is not built, so that scenarios can be
+    read without it."""
+    try:
+        from . import _core
+    except ImportError:
+        return
+    try:
+        _core.validate(json.dumps(compile_scenario(scenario) if config is None else config))
+    except _core.ConfigError as exc:
+        raise engine_error(scenario, exc, file) from None
 
 
 @without_gc

@@ -45,6 +45,11 @@ pub fn config_from_json(json: &str) -> Result<Config, ConfigError> {
     })
 }
 
+/// Parse a JSON core configuration and run every check of building it, keeping nothing.
+pub fn validate_json(json: &str) -> Result<(), ConfigError> {
+    Simulation::validate(&config_from_json(json)?)
+}
+
 /// Parse a JSON core configuration and build the simulation.
 pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
     Simulation::new(&config_from_json(json)?)

@@ -235,6 +235,19 @@ impl Simulation {
 }
 
 /// Every registered model with its parameters, as JSON.
+/// Check a core configuration (JSON) as `Simulation(config_json)` would, keeping nothing:
+/// `ConfigError` names the field the engine refuses.
+#[pyfunction]
+fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let (stripped, _) = take_panic_knob(config_json);
+    let json = stripped.as_deref().unwrap_or(config_json);
+    match catch_engine(|| ccsim_core::validate_json(json)) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(config_error(py, e)),
+        Err(p) => Err(simulation_error(py, seed_of(json), "engine panic while checking", panic_message(p))),
+    }
+}
+
 #[pyfunction]
 fn registry_json() -> String {
     ccsim_core::registry::registry_json()
@@ -267,6 +280,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(facts_json, m)?)?;
     Ok(())

@@ -2,6 +2,31 @@
 
 use super::*;
 
+/// At most this many names in the list of what is allowed of an error message.
+const LISTED_NAMES: usize = 12;
+
+/// `names` joined by ", ", the first `LISTED_NAMES` of them then "...".
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut all: Vec<&str> = names.collect();
+    let more = all.len() > LISTED_NAMES;
+    all.truncate(LISTED_NAMES);
+    if more {
+        all.push("...");
+    }
+    all.join(", ")
+}
+
+/// A time in whole seconds, milliseconds, microseconds or nanoseconds ("5s", "1500ms"), as
+/// scenario files write it.
+fn show_time(ns: Time) -> String {
+    let units = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)];
+    match units.iter().find(|(_, f)| ns > 0 && ns.is_multiple_of(*f)) {
+        Some((unit, f)) => format!("{}{unit}", ns / f),
+        None if ns == 0 => "0s".to_string(),
+        None => format!("{ns}ns"),
+    }
+}
+
 fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
     let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
     let params = Params::resolve(field, model.params, &spec.params)?;
@@ -10,13 +35,36 @@ fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Q
 }
 
 impl Simulation {
-    /// Check `cfg` and build the network. Every error names the offending field.
+    /// Every check of `new`, for a caller that only wants to know whether (and why not) `cfg`
+    /// can be simulated. The checks are interleaved with the making of the parts (a transport
+    /// or an app checks its parameters as it is made), so the parts are made and dropped; the
+    /// first events, whose scheduling is most of the cost for many flows, are not.
+    pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
+        Simulation::assemble(cfg).map(drop)
+    }
+
+    /// Check `cfg`, build the network and schedule the first events. Every error names the
+    /// offending field.
     pub fn new(cfg: &Config) -> Result<Simulation, ConfigError> {
+        let mut sim = Simulation::assemble(cfg)?;
+        sim.schedule_first_events();
+        Ok(sim)
+    }
+
+    /// Check `cfg` and make every part of the simulation; nothing is scheduled yet.
+    fn assemble(cfg: &Config) -> Result<Simulation, ConfigError> {
         if cfg.duration_ns == 0 {
             return Err(ConfigError::new("duration_ns", "must be positive"));
         }
         if cfg.warmup_ns >= cfg.duration_ns {
-            return Err(ConfigError::new("warmup_ns", "must be shorter than the duration"));
+            return Err(ConfigError::new(
+                "warmup_ns",
+                format!(
+                    "must be shorter than the duration ({}), got {}",
+                    show_time(cfg.duration_ns),
+                    show_time(cfg.warmup_ns)
+                ),
+            ));
         }
         if cfg.nodes.is_empty() {
             return Err(ConfigError::new("nodes", "at least one node is needed"));
@@ -64,18 +112,22 @@ impl Simulation {
         let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * cfg.flows.len());
         let mut endpoint_host = Vec::with_capacity(2 * cfg.flows.len());
         let mut listeners: Vec<Vec<u32>> = vec![Vec::new(); cfg.flows.len()];
+        let hosts = || listed(cfg.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()));
         for (i, f) in cfg.flows.iter().enumerate() {
             let field = format!("flows[{i}]");
             for (end, v) in [("src", f.src), ("dst", f.dst)] {
                 if cfg.nodes[v as usize].kind != NodeKind::Host {
                     return Err(ConfigError::new(
                         format!("{field}.{end}"),
-                        format!("node '{}' is a router; flows run between hosts", node_names[v as usize]),
+                        format!("'{}' is a router; flows run between hosts: {}", node_names[v as usize], hosts()),
                     ));
                 }
             }
             if f.src == f.dst {
-                return Err(ConfigError::new(field, "source and destination are the same host"));
+                return Err(ConfigError::new(
+                    format!("{field}.dst"),
+                    format!("same host as src ('{}')", node_names[f.src as usize]),
+                ));
             }
             for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
                 if routes.path(from, to).is_none() {
@@ -134,7 +186,8 @@ impl Simulation {
 
         let queue_index = |name: &str, field: &str| -> Result<u32, ConfigError> {
             links.iter().position(|l| l.name == name).map(|i| i as u32).ok_or_else(|| {
-                ConfigError::new(field, format!("no queue named '{name}' (queues are named 'from->to')"))
+                let allowed = listed(links.iter().map(|l| l.name.as_str()));
+                ConfigError::new(field, format!("no queue '{name}'; queues are named FROM->TO: {allowed}"))
             })
         };
         let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(b, "bottleneck")).transpose()?;
@@ -164,11 +217,12 @@ impl Simulation {
         };
         let jain_flows = match &cfg.jain_flows {
             Some(list) => {
-                if let Some(bad) = list.iter().find(|&&f| f as usize >= flows.len()) {
-                    return Err(ConfigError::new(
-                        "jain_flows",
-                        format!("flow {bad} does not exist ({} flows)", flows.len()),
-                    ));
+                if let Some((k, bad)) = list.iter().enumerate().find(|(_, &f)| f as usize >= flows.len()) {
+                    let numbered = match flows.len() {
+                        0 => "there are no flows".to_string(),
+                        n => format!("flows are numbered 0..{} ({n} flows)", n - 1),
+                    };
+                    return Err(ConfigError::new(format!("jain_flows[{k}]"), format!("no flow {bad}; {numbered}")));
                 }
                 list.clone()
             }
@@ -178,11 +232,10 @@ impl Simulation {
         let (control, flow_control) = crate::ncs::build_loops(cfg)?;
 
         let n_links = links.len();
-        let n_endpoints = endpoints.len();
         let inv = Invariants::new(&links);
         let prefetch_next = links.len() * std::mem::size_of::<LinkDir>() > PREFETCH_ABOVE_BYTES;
         let endpoint_links = endpoint_host.iter().map(|&host| routes.only_link(host)).collect();
-        let mut sim = Simulation {
+        Ok(Simulation {
             now: 0,
             duration: cfg.duration_ns,
             warmup: cfg.warmup_ns,
@@ -224,22 +277,25 @@ impl Simulation {
             flow_control,
             inv,
             panic_at: None,
-        };
-        for e in 0..n_endpoints {
-            sim.arm_endpoint(e);
+        })
+    }
+
+    /// Arm every endpoint and queue, and the sampler's and the control loops' first events.
+    fn schedule_first_events(&mut self) {
+        for e in 0..self.endpoints.len() {
+            self.arm_endpoint(e);
         }
-        for l in 0..n_links {
-            sim.arm_queue(l);
+        for l in 0..self.links.len() {
+            self.arm_queue(l);
         }
-        if sim.sampler.is_some() {
-            sim.events.push(0, Event::Sample);
+        if self.sampler.is_some() {
+            self.events.push(0, Event::Sample);
         }
-        for (l, c) in sim.control.iter().enumerate() {
-            if c.next_sample_time() <= sim.duration {
-                sim.events.push(c.next_sample_time(), Event::Control(l as u32));
+        for (l, c) in self.control.iter().enumerate() {
+            if c.next_sample_time() <= self.duration {
+                self.events.push(c.next_sample_time(), Event::Control(l as u32));
             }
         }
-        Ok(sim)
     }
 
     fn build_link(
@@ -281,5 +337,21 @@ impl Simulation {
             losses: 0,
             total_losses: 0,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_are_capped_and_times_read_as_scenario_files_write_them() {
+        let names: Vec<String> = (0..14).map(|i| format!("h{i}")).collect();
+        assert_eq!(listed(names.iter().take(2).map(String::as_str)), "h0, h1");
+        assert_eq!(listed(names.iter().map(String::as_str)), "h0, h1, h2, h3, h4, h5, h6, h7, h8, h9, h10, h11, ...");
+        assert_eq!(
+            [0, 5_000_000_000, 1_500_000_000, 2_000, 7].map(show_time),
+            ["0s", "5s", "1500ms", "2us", "7ns"].map(String::from)
+        );
     }
 }
