@@ -258,7 +258,7 @@ mod tests {
         let mut h = HyStartPlusPlus::new();
         let mut st = window(MSS, 16, None).with_flight(16);
         round(&mut h, &mut st, 100 * MS);
-        round(&mut h, &mut st, 120 * MS); // enters CSS: round 1 of CSS_ROUNDS
+        round(&mut h, &mut st, 120 * MS); // enters CSS: the first of CSS_ROUNDS
                                           // Rounds 2..=CSS_ROUNDS of CSS.
         for _ in 1..CSS_ROUNDS {
             round(&mut h, &mut st, 120 * MS);

@@ -392,19 +392,19 @@ mod tests {
     #[test]
     fn slow_start_doubles_every_other_round_and_exits_when_diff_exceeds_gamma() {
         let mut s = vegas(4, 1_000_000);
-        // By hand, one ACK per segment, no queueing. Round 1: its first ACK passes the initial
+        // By hand, one ACK per segment, no queueing. RTT 1: its first ACK passes the initial
         // mark with a single sample: one Reno slow-start step (4 -> 5), and the next round is
-        // a hold round. Round 2: its first ACK ends the hold round (Vegas: diff 0 <= gamma,
+        // a hold round. RTT 2: its first ACK ends the hold round (Vegas: diff 0 <= gamma,
         // slow start goes on) and opens a growth round: each of its 5 ACKs adds one segment
-        // (5 -> 10). Round 3 holds; round 4 doubles to 20; round 5 holds; round 6 -> 40.
+        // (5 -> 10). RTT 3 holds; RTT 4 doubles to 20; RTT 5 holds; RTT 6 -> 40.
         let mut ends = Vec::new();
         for _ in 0..6 {
             s.round(|_| 100 * MS);
             ends.push(s.st.cwnd / MSS);
         }
         assert_eq!(ends, vec![5, 10, 10, 20, 20, 40]);
-        // Queueing appears: 110 ms on a 100 ms base. Round 7's first ACK closes round 6
-        // (samples of 100 ms, diff 0); round 8's first ACK closes round 7: diff = 40 (1 -
+        // Queueing appears: 110 ms on a 100 ms base. RTT 7's first ACK closes RTT 6
+        // (samples of 100 ms, diff 0); RTT 8's first ACK closes RTT 7: diff = 40 (1 -
         // 100/110) = 3.64 > gamma: cwnd = min(40, floor(40 - 3.64) + 1) = 37, slow start ends.
         s.round(|_| 110 * MS);
         assert_eq!(s.st.cwnd, 40 * MSS);
