@@ -30,7 +30,6 @@ def test_goodput_summed_over_flows_never_exceeds_the_payload_the_bottleneck_carr
     # Data counted when it is delivered in order overstates the same window by 5 %.
     in_order_bps = r.flows["bytes_delivered"].sum() * 8 / WINDOW_S
     assert in_order_bps > carried_bps * 1.02
-    assert (r.flows["bytes_received"] <= r.flows["bytes_delivered"] + 2 * 1448 * 1000).all()
 
 
 def test_littles_law_holds_at_a_head_dropping_queue_once_dropped_packets_waits_count() -> None:

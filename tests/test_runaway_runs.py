@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import PEAK_RSS_MIB, _cli_env, run_cli
 
-ZERO_RTO = """
+# One flow on a 10 Mbit/s dumbbell; DURATION and FLOW (the flow's own lines) are filled in.
+ONE_FLOW = """
 [simulation]
-duration = "10s"
+duration = "DURATION"
 [topology]
 kind = "dumbbell"
 bottleneck = { rate = "10Mbps", delay = "5ms" }
@@ -22,9 +23,13 @@ access = { rate = "100Mbps" }
 pairs = [ { delay = "1ms" } ]
 [[flows]]
 pair = 0
-transport = { kind = "tcp", TIMERS }
 cc = "newreno"
+FLOW
 """
+
+
+def one_flow(duration: str, flow: str) -> str:
+    return ONE_FLOW.replace("DURATION", duration).replace("FLOW", flow)
 
 
 @pytest.mark.parametrize(
@@ -36,7 +41,7 @@ cc = "newreno"
     ],
 )
 def test_a_retransmission_timer_of_zero_is_refused_before_the_run(write_toml, timers: str, key: str) -> None:
-    proc = run_cli("run", str(write_toml(ZERO_RTO.replace("TIMERS", timers))))
+    proc = run_cli("run", str(write_toml(one_flow("10s", f'transport = {{ kind = "tcp", {timers} }}'))))
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert key in proc.stderr and ">= 1us" in proc.stderr
@@ -80,19 +85,8 @@ def test_ctrl_c_is_honoured_within_a_second_however_dense_the_events(write_toml)
     assert waited < 1.0
 
 
-OVERDRIVEN = """
-[simulation]
-duration = "DURATION"
-[topology]
-kind = "dumbbell"
-bottleneck = { rate = "10Mbps", delay = "5ms" }
-access = { rate = "100Mbps" }
-pairs = [ { delay = "1ms" } ]
-[[flows]]
-pair = 0
-cc = "newreno"
-app = { kind = "cbr", rate = "100Mbps" }
-"""
+# 100 Mbit/s of messages into a 10 Mbit/s TCP path.
+OVERDRIVEN = 'app = { kind = "cbr", rate = "100Mbps" }'
 
 
 def _peak_rss_mib(path) -> float:
@@ -109,12 +103,12 @@ def test_an_application_that_offers_more_than_its_path_carries_holds_a_bounded_b
     # fills and then refuses nine messages in ten, counted as lost at the sender.
     import ccsim
 
-    flow = ccsim.run(write_toml(OVERDRIVEN.replace("DURATION", "20s"), "a.toml")).flows.iloc[0]
+    flow = ccsim.run(write_toml(one_flow("20s", OVERDRIVEN), "a.toml")).flows.iloc[0]
     assert flow["messages_lost_at_sender"] > 0.85 * flow["messages_generated"]
     assert flow["goodput_bps"] > 9e6
     # Memory does not grow with simulated time: 600 s peaks where 10 s does.
-    short = _peak_rss_mib(write_toml(OVERDRIVEN.replace("DURATION", "10s"), "short.toml"))
-    long = _peak_rss_mib(write_toml(OVERDRIVEN.replace("DURATION", "600s"), "long.toml"))
+    short = _peak_rss_mib(write_toml(one_flow("10s", OVERDRIVEN), "short.toml"))
+    long = _peak_rss_mib(write_toml(one_flow("600s", OVERDRIVEN), "long.toml"))
     assert long < short + 16, (short, long)
 
 

@@ -98,7 +98,7 @@ def _paths(config: dict[str, Any]) -> list[list[tuple[int, str]]]:
     """Per flow: the link directions of its path as the engine routes it (net/route.rs), as
     (link index, "ab" or "ba"); empty when its hosts are not connected or the configuration
     names a node that does not exist (the engine reports that when it builds the run)."""
-    from . import _core  # imported lazily: most estimates need no paths
+    from . import _core  # imported on use: the limits module loads without the engine
 
     try:
         paths = _core.flow_paths(json.dumps(config))
@@ -132,13 +132,15 @@ def _packet_bytes(flow: dict[str, Any]) -> int:
     return max(MIN_PACKET_BYTES, int(size))
 
 
-def _delivered_packets(config: dict[str, Any], window_s: float) -> tuple[float, float, list[float]]:
+def _delivered_packets(
+    config: dict[str, Any], paths: list[list[tuple[int, str]]], window_s: float
+) -> tuple[float, float, list[float]]:
     """(data packets all flows can deliver, of which TCP flows', per-flow bound): each flow is
     bounded by its path's slowest link direction; flows sharing that direction share it."""
     shared: dict[tuple[int, str], float] = {}
     per_flow: list[float] = []
     tcp_links: set[tuple[int, str]] = set()
-    for flow, hops in zip(config["flows"], _paths(config)):
+    for flow, hops in zip(config["flows"], paths):
         if not hops:
             per_flow.append(0.0)
             continue
@@ -165,7 +167,7 @@ def _window_packets(flow: dict[str, Any]) -> int:
     return int(rwnd.get("packets", 0)) + int(rwnd.get("bytes", 0)) // mss + 10
 
 
-def _held_packets(config: dict[str, Any]) -> int:
+def _held_packets(config: dict[str, Any], paths: list[list[tuple[int, str]]]) -> int:
     """Packets the network can hold at once, at most every queue full and at most every flow's
     window: queues fill where a path narrows, so per link direction that is some flow's
     slowest, its limit plus its bandwidth-delay product (at the longest round trip of its
@@ -178,18 +180,18 @@ def _held_packets(config: dict[str, Any]) -> int:
             queued += _limit_packets(link[way])
     windows = 0
     narrow: dict[tuple[int, str], float] = {}  # slowest direction -> longest round trip (s)
-    for flow, hops in zip(config["flows"], _paths(config)):
+    for flow, hops in zip(config["flows"], paths):
         windows += _window_packets(flow)
         if hops:
             slowest = min(hops, key=lambda h: links[h[0]][h[1]]["rate_bps"])
             rtt = 2 * sum(links[i][way].get("delay_ns", 0) for i, way in hops) / 1e9
             narrow[slowest] = max(narrow.get(slowest, 0.0), rtt)
     initial = sum(2 * _initial_window(flow) for flow in config["flows"])
-    paths = initial + sum(
+    at_bottlenecks = initial + sum(
         2 * (_limit_packets(links[i][way]) + links[i][way]["rate_bps"] * rtt / (8 * 1500))
         for (i, way), rtt in narrow.items()
     )
-    return int(min(queued, windows, paths)) if config["flows"] else 0
+    return int(min(queued, windows, at_bottlenecks)) if config["flows"] else 0
 
 
 def _limit_packets(direction: dict[str, Any]) -> int:
@@ -242,7 +244,8 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
     trace = config.get("trace") or {}
     est = MemoryEstimate()
     # What does not grow with simulated time.
-    packets = _held_packets(config)
+    paths = _paths(config)  # the engine's routes, once for every part below
+    packets = _held_packets(config, paths)
     # Routing (net/route.rs): a next-hop entry for every node with several links and every
     # host that ends a flow.
     degree = [0] * len(nodes)
@@ -282,7 +285,7 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
         )
     # The logs: bounded by what the flows' paths can deliver.
     if trace.get("events") or trace.get("messages") or trace.get("rtt"):
-        delivered, tcp_delivered, per_flow = _delivered_packets(config, window_s)
+        delivered, tcp_delivered, per_flow = _delivered_packets(config, paths, window_s)
         if trace.get("events"):
             rows = int(delivered + sum(_offered_packets(f, window_s) for f in flows))
             est.items.append(

@@ -10,6 +10,7 @@ Parameters written with units (``"5ms"``) are converted to the canonical encodin
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -350,19 +351,15 @@ class Registry:
 _registry: Registry | None = None
 
 
+@functools.cache
 def engine_facts() -> dict[str, Any]:
     """Facts of the engine besides the models (registry.rs ``facts_json``): ``control_row``, a
     control loop's result row (its keys are ``Result.control``'s columns, in order), and
     ``max_plant_order``."""
-    global _facts
-    if _facts is None:
-        from . import _core
+    from . import _core
 
-        _facts = json.loads(_core.facts_json())
-    return _facts
-
-
-_facts: dict[str, Any] | None = None
+    facts: dict[str, Any] = json.loads(_core.facts_json())
+    return facts
 
 
 def control_columns() -> list[str]:
