@@ -17,7 +17,7 @@
 //!   path) back to the source as a `FLAG_LOST` packet naming the segment and its send time.
 //!   Every router is E-DCTCP-capable; drops at a host's own interface and losses on links are
 //!   not returned (no switch saw them). A returned header that is lost itself is just lost.
-//! - Sender (`tcp/sender.rs`): the notice marks the segment lost at once and, once per window
+//! - Sender (`tcp/sender/notice.rs`): the notice marks the segment lost at once and, once per window
 //!   as a fast retransmit would (RFC 6582 §4), reduces the window as DCTCP does on loss (Reno
 //!   halving, [`Dctcp`]); a returned retransmission sent after the last reduction reduces
 //!   again (RFC 5681 §4.3). A notice about an older copy, or for data since acknowledged, is

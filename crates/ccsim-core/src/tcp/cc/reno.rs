@@ -53,7 +53,7 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     //! The window rules are NewReno's (tested there); the recovery style is checked on
-    //! hand-computed traces in `tcp/sender.rs`.
+    //! hand-computed traces in `tcp/sender/recovery.rs`.
     use super::*;
     use crate::tcp::cc::newreno::NewReno;
     use crate::tcp::cc::testkit::{window, TestSender, MSS};

@@ -2,7 +2,7 @@
 //!
 //! [`window`] and the [`Setup`] steps build the [`CcState`] a test starts from. A
 //! [`TestSender`] holds an algorithm with that state and hands it ACKs, ECN echoes and
-//! congestion events in the order the TCP sender does (`tcp/sender.rs`), so that a test reads
+//! congestion events in the order the TCP sender does (`tcp/sender/`), so that a test reads
 //! the window the sender would hold (after quiche's `TestSender`). It models no network: the
 //! test says when each ACK arrives, what it acknowledges and what it carries, and sets the
 //! RTT estimates (`srtt`, `min_rtt`) and SND.NXT itself where the algorithm reads them.
