@@ -53,182 +53,14 @@ impl Simulation {
 
     /// Check `cfg` and make every part of the simulation; nothing is scheduled yet.
     fn assemble(cfg: &Config) -> Result<Simulation, ConfigError> {
-        if cfg.duration_ns == 0 {
-            return Err(ConfigError::new("duration_ns", "must be positive"));
-        }
-        if cfg.warmup_ns >= cfg.duration_ns {
-            return Err(ConfigError::new(
-                "warmup_ns",
-                format!(
-                    "must be shorter than the duration ({}), got {}",
-                    show_time(cfg.duration_ns),
-                    show_time(cfg.warmup_ns)
-                ),
-            ));
-        }
-        if cfg.nodes.is_empty() {
-            return Err(ConfigError::new("nodes", "at least one node is needed"));
-        }
-        cfg.check_node_indices()?;
-        let mut names = BTreeMap::new();
-        for (i, node) in cfg.nodes.iter().enumerate() {
-            if names.insert(node.name.as_str(), i).is_some() {
-                return Err(ConfigError::new(
-                    format!("nodes[{i}].name"),
-                    format!("duplicate node name '{}'", node.name),
-                ));
-            }
-        }
-        let node_names: Vec<String> = cfg.nodes.iter().map(|n| n.name.clone()).collect();
-
-        // Links.
-        let mut links = Vec::with_capacity(2 * cfg.links.len());
-        for (i, l) in cfg.links.iter().enumerate() {
-            if l.a == l.b {
-                return Err(ConfigError::new(format!("links[{i}]"), "a link must join two different nodes"));
-            }
-            // Link 2 i runs from a to b, 2 i + 1 back (as `route::out_links` numbers them).
-            for (dir, (from, to), spec) in [("ab", (l.a, l.b), &l.ab), ("ba", (l.b, l.a), &l.ba)] {
-                let index = links.len() as u32;
-                let field = format!("links[{i}].{dir}");
-                links.push(Self::build_link(cfg, &node_names, index, from, to, spec, &field)?);
-            }
-        }
-        let mut node_processing = Vec::with_capacity(cfg.nodes.len());
-        for (i, node) in cfg.nodes.iter().enumerate() {
-            let stage = match &node.processing {
-                Some(given) => {
-                    let p = Params::resolve(&format!("nodes[{i}].processing"), processing::PARAMS, given)?;
-                    Processing::from_params(&p, Rng::stream(cfg.seed, Stream::Node(i as u32)))
-                }
-                None => None,
-            };
-            node_processing.push(stage.map(Box::new));
-        }
+        let node_names = check_run(cfg)?;
+        let links = build_links(cfg, &node_names)?;
+        let node_processing = build_processing(cfg)?;
         let routes = Routes::of(cfg);
-
-        // Flows and their endpoints.
-        let mut flows = Vec::with_capacity(cfg.flows.len());
-        let mut endpoints: Vec<Box<dyn Endpoint>> = Vec::with_capacity(2 * cfg.flows.len());
-        let mut endpoint_host = Vec::with_capacity(2 * cfg.flows.len());
-        let mut listeners: Vec<Vec<u32>> = vec![Vec::new(); cfg.flows.len()];
-        let hosts = || listed(cfg.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()));
-        for (i, f) in cfg.flows.iter().enumerate() {
-            let field = format!("flows[{i}]");
-            for (end, v) in [("src", f.src), ("dst", f.dst)] {
-                if cfg.nodes[v as usize].kind != NodeKind::Host {
-                    return Err(ConfigError::new(
-                        format!("{field}.{end}"),
-                        format!("'{}' is a router; flows run between hosts: {}", node_names[v as usize], hosts()),
-                    ));
-                }
-            }
-            if f.src == f.dst {
-                return Err(ConfigError::new(
-                    format!("{field}.dst"),
-                    format!("same host as src ('{}')", node_names[f.src as usize]),
-                ));
-            }
-            for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
-                if routes.path(from, to).is_none() {
-                    return Err(ConfigError::new(
-                        field,
-                        format!(
-                            "no route from '{}' to '{}': they are not connected through routers",
-                            node_names[from as usize], node_names[to as usize]
-                        ),
-                    ));
-                }
-            }
-            let mut rng = Rng::stream(cfg.seed, Stream::Flow(i as u32));
-            let start = match f.start_max_ns {
-                Some(hi) if hi < f.start_ns => {
-                    return Err(ConfigError::new(format!("{field}.start_max_ns"), "window ends before it starts"))
-                }
-                Some(hi) => rng.range_u64(f.start_ns, hi),
-                None => f.start_ns,
-            };
-            if f.stop_ns.is_some_and(|s| s < start) {
-                return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
-            }
-            let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
-            let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
-            crate::app::check(app_model.name, &app_params, &format!("{field}.app"))?;
-            let app = (app_model.build)(&app_params, start, f.stop_ns, Rng::stream(cfg.seed, Stream::App(i as u32)));
-            let id = i as u32;
-            if let Some(to) = app.trigger_flow() {
-                if to as usize >= cfg.flows.len() || to == id {
-                    return Err(ConfigError::new(
-                        format!("{field}.app.to"),
-                        format!("must name another flow (0..{})", cfg.flows.len()),
-                    ));
-                }
-                listeners[to as usize].push(id);
-            }
-            let model = find(TRANSPORTS, &f.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
-            let params = Params::resolve(&format!("{field}.transport"), model.params, &f.transport.params)?;
-            let (sender, receiver) =
-                (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng })?;
-            endpoints.push(sender);
-            endpoints.push(receiver);
-            endpoint_host.push(f.src);
-            endpoint_host.push(f.dst);
-            flows.push(FlowInfo {
-                name: f.name.clone().unwrap_or_else(|| i.to_string()),
-                group: f.group.clone(),
-                src: f.src,
-                dst: f.dst,
-                transport: f.transport.kind.clone(),
-                app: f.app.kind.clone(),
-                start,
-            });
-        }
-
-        let queue_index = |name: &str, field: &str| -> Result<u32, ConfigError> {
-            links.iter().position(|l| l.name == name).map(|i| i as u32).ok_or_else(|| {
-                let allowed = listed(links.iter().map(|l| l.name.as_str()));
-                ConfigError::new(field, format!("no queue '{name}'; queues are named FROM->TO: {allowed}"))
-            })
-        };
-        let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(b, "bottleneck")).transpose()?;
-        let sampler = match cfg.trace.interval_ns {
-            Some(interval) if interval > 0 => {
-                let queues: Vec<u32> = if cfg.trace.queues.is_empty() {
-                    (0..links.len() as u32).filter(|&l| routes.is_router(links[l as usize].from)).collect()
-                } else {
-                    cfg.trace
-                        .queues
-                        .iter()
-                        .enumerate()
-                        .map(|(i, q)| queue_index(q, &format!("trace.queues[{i}]")))
-                        .collect::<Result<_, _>>()?
-                };
-                let cwnd_flows: Vec<u32> = if cfg.trace.cwnd {
-                    (0..flows.len() as u32).filter(|&f| endpoints[2 * f as usize].cwnd().is_some()).collect()
-                } else {
-                    Vec::new()
-                };
-                let counter_flows: Vec<u32> =
-                    if cfg.trace.flow_counters { (0..flows.len() as u32).collect() } else { Vec::new() };
-                let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
-                Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns })
-            }
-            _ => None,
-        };
-        let jain_flows = match &cfg.jain_flows {
-            Some(list) => {
-                if let Some((k, bad)) = list.iter().enumerate().find(|(_, &f)| f as usize >= flows.len()) {
-                    let numbered = match flows.len() {
-                        0 => "there are no flows".to_string(),
-                        n => format!("flows are numbered 0..{} ({n} flows)", n - 1),
-                    };
-                    return Err(ConfigError::new(format!("jain_flows[{k}]"), format!("no flow {bad}; {numbered}")));
-                }
-                list.clone()
-            }
-            None => (0..flows.len() as u32).collect(),
-        };
-
+        let FlowParts { flows, endpoints, endpoint_host, listeners } = build_flows(cfg, &node_names, &routes)?;
+        let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(&links, b, "bottleneck")).transpose()?;
+        let sampler = build_sampler(cfg, &links, &routes, &endpoints)?;
+        let jain_flows = check_jain_flows(cfg, flows.len())?;
         let (control, flow_control) = crate::ncs::build_loops(cfg)?;
 
         let n_links = links.len();
@@ -297,47 +129,252 @@ impl Simulation {
             }
         }
     }
+}
 
-    fn build_link(
-        cfg: &Config,
-        names: &[String],
-        index: u32,
-        from: u32,
-        to: u32,
-        spec: &DirSpec,
-        field: &str,
-    ) -> Result<LinkDir, ConfigError> {
-        if spec.rate_bps == 0 {
-            return Err(ConfigError::new(format!("{field}.rate_bps"), "must be positive"));
-        }
-        if !(0.0..=1.0).contains(&spec.loss) {
-            return Err(ConfigError::new(format!("{field}.loss"), "must be a probability in [0, 1]"));
-        }
-        let queue = build_queue(
-            &spec.queue,
-            &format!("{field}.queue"),
-            Rng::stream(cfg.seed, Stream::Queue(index)),
-            cfg.warmup_ns,
-        )?;
-        Ok(LinkDir {
-            name: format!("{}->{}", names[from as usize], names[to as usize]),
-            from,
-            to,
-            rate_bps: spec.rate_bps,
-            delay: spec.delay_ns,
-            loss: spec.loss,
-            queue,
-            busy_until: 0,
-            last_tx: (0, 0),
-            tx_pending: false,
-            wire: Default::default(),
-            rng: Rng::stream(cfg.seed, Stream::Link(index)),
-            tx_bytes: 0,
-            busy_ns: 0,
-            losses: 0,
-            total_losses: 0,
-        })
+fn build_link(
+    cfg: &Config,
+    names: &[String],
+    index: u32,
+    from: u32,
+    to: u32,
+    spec: &DirSpec,
+    field: &str,
+) -> Result<LinkDir, ConfigError> {
+    if spec.rate_bps == 0 {
+        return Err(ConfigError::new(format!("{field}.rate_bps"), "must be positive"));
     }
+    if !(0.0..=1.0).contains(&spec.loss) {
+        return Err(ConfigError::new(format!("{field}.loss"), "must be a probability in [0, 1]"));
+    }
+    let queue = build_queue(
+        &spec.queue,
+        &format!("{field}.queue"),
+        Rng::stream(cfg.seed, Stream::Queue(index)),
+        cfg.warmup_ns,
+    )?;
+    Ok(LinkDir {
+        name: format!("{}->{}", names[from as usize], names[to as usize]),
+        from,
+        to,
+        rate_bps: spec.rate_bps,
+        delay: spec.delay_ns,
+        loss: spec.loss,
+        queue,
+        busy_until: 0,
+        last_tx: (0, 0),
+        tx_pending: false,
+        wire: Default::default(),
+        rng: Rng::stream(cfg.seed, Stream::Link(index)),
+        tx_bytes: 0,
+        busy_ns: 0,
+        losses: 0,
+        total_losses: 0,
+    })
+}
+
+/// The run's length and the nodes: a positive duration, a warm-up inside it, at least one
+/// node, indices in range and unique names. Returns the node names.
+fn check_run(cfg: &Config) -> Result<Vec<String>, ConfigError> {
+    if cfg.duration_ns == 0 {
+        return Err(ConfigError::new("duration_ns", "must be positive"));
+    }
+    if cfg.warmup_ns >= cfg.duration_ns {
+        return Err(ConfigError::new(
+            "warmup_ns",
+            format!(
+                "must be shorter than the duration ({}), got {}",
+                show_time(cfg.duration_ns),
+                show_time(cfg.warmup_ns)
+            ),
+        ));
+    }
+    if cfg.nodes.is_empty() {
+        return Err(ConfigError::new("nodes", "at least one node is needed"));
+    }
+    cfg.check_node_indices()?;
+    let mut names = BTreeMap::new();
+    for (i, node) in cfg.nodes.iter().enumerate() {
+        if names.insert(node.name.as_str(), i).is_some() {
+            return Err(ConfigError::new(format!("nodes[{i}].name"), format!("duplicate node name '{}'", node.name)));
+        }
+    }
+    Ok(cfg.nodes.iter().map(|n| n.name.clone()).collect())
+}
+
+/// Both directions of every link: link i's a->b direction is 2 i, its b->a direction 2 i + 1
+/// (as `route::out_links` numbers them).
+fn build_links(cfg: &Config, node_names: &[String]) -> Result<Vec<LinkDir>, ConfigError> {
+    let mut links = Vec::with_capacity(2 * cfg.links.len());
+    for (i, l) in cfg.links.iter().enumerate() {
+        if l.a == l.b {
+            return Err(ConfigError::new(format!("links[{i}]"), "a link must join two different nodes"));
+        }
+        for (dir, (from, to), spec) in [("ab", (l.a, l.b), &l.ab), ("ba", (l.b, l.a), &l.ba)] {
+            let index = links.len() as u32;
+            let field = format!("links[{i}].{dir}");
+            links.push(build_link(cfg, node_names, index, from, to, spec, &field)?);
+        }
+    }
+    Ok(links)
+}
+
+/// Each node's processing stage, if it has one.
+fn build_processing(cfg: &Config) -> Result<Vec<Option<Box<Processing>>>, ConfigError> {
+    let mut stages = Vec::with_capacity(cfg.nodes.len());
+    for (i, node) in cfg.nodes.iter().enumerate() {
+        let stage = match &node.processing {
+            Some(given) => {
+                let p = Params::resolve(&format!("nodes[{i}].processing"), processing::PARAMS, given)?;
+                Processing::from_params(&p, Rng::stream(cfg.seed, Stream::Node(i as u32)))
+            }
+            None => None,
+        };
+        stages.push(stage.map(Box::new));
+    }
+    Ok(stages)
+}
+
+/// The flows' descriptions and endpoints: sender of flow f at 2 f, its receiver at 2 f + 1.
+struct FlowParts {
+    flows: Vec<FlowInfo>,
+    endpoints: Vec<Box<dyn Endpoint>>,
+    /// The host of each endpoint.
+    endpoint_host: Vec<u32>,
+    /// For each flow, the flows whose application it triggers.
+    listeners: Vec<Vec<u32>>,
+}
+
+/// Every flow: endpoints on two different hosts joined by a route both ways, its start drawn
+/// from its window, its application and transport made from their registered parameters.
+fn build_flows(cfg: &Config, node_names: &[String], routes: &Routes) -> Result<FlowParts, ConfigError> {
+    let mut parts = FlowParts {
+        flows: Vec::with_capacity(cfg.flows.len()),
+        endpoints: Vec::with_capacity(2 * cfg.flows.len()),
+        endpoint_host: Vec::with_capacity(2 * cfg.flows.len()),
+        listeners: vec![Vec::new(); cfg.flows.len()],
+    };
+    let hosts = || listed(cfg.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()));
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let field = format!("flows[{i}]");
+        for (end, v) in [("src", f.src), ("dst", f.dst)] {
+            if cfg.nodes[v as usize].kind != NodeKind::Host {
+                return Err(ConfigError::new(
+                    format!("{field}.{end}"),
+                    format!("'{}' is a router; flows run between hosts: {}", node_names[v as usize], hosts()),
+                ));
+            }
+        }
+        if f.src == f.dst {
+            return Err(ConfigError::new(
+                format!("{field}.dst"),
+                format!("same host as src ('{}')", node_names[f.src as usize]),
+            ));
+        }
+        for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
+            if routes.path(from, to).is_none() {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "no route from '{}' to '{}': they are not connected through routers",
+                        node_names[from as usize], node_names[to as usize]
+                    ),
+                ));
+            }
+        }
+        let mut rng = Rng::stream(cfg.seed, Stream::Flow(i as u32));
+        let start = match f.start_max_ns {
+            Some(hi) if hi < f.start_ns => {
+                return Err(ConfigError::new(format!("{field}.start_max_ns"), "window ends before it starts"))
+            }
+            Some(hi) => rng.range_u64(f.start_ns, hi),
+            None => f.start_ns,
+        };
+        if f.stop_ns.is_some_and(|s| s < start) {
+            return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
+        }
+        let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
+        let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
+        crate::app::check(app_model.name, &app_params, &format!("{field}.app"))?;
+        let app = (app_model.build)(&app_params, start, f.stop_ns, Rng::stream(cfg.seed, Stream::App(i as u32)));
+        let id = i as u32;
+        if let Some(to) = app.trigger_flow() {
+            if to as usize >= cfg.flows.len() || to == id {
+                return Err(ConfigError::new(
+                    format!("{field}.app.to"),
+                    format!("must name another flow (0..{})", cfg.flows.len()),
+                ));
+            }
+            parts.listeners[to as usize].push(id);
+        }
+        let model = find(TRANSPORTS, &f.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
+        let params = Params::resolve(&format!("{field}.transport"), model.params, &f.transport.params)?;
+        let (sender, receiver) = (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng })?;
+        parts.endpoints.push(sender);
+        parts.endpoints.push(receiver);
+        parts.endpoint_host.push(f.src);
+        parts.endpoint_host.push(f.dst);
+        parts.flows.push(FlowInfo {
+            name: f.name.clone().unwrap_or_else(|| i.to_string()),
+            group: f.group.clone(),
+            src: f.src,
+            dst: f.dst,
+            transport: f.transport.kind.clone(),
+            app: f.app.kind.clone(),
+            start,
+        });
+    }
+    Ok(parts)
+}
+
+/// The index of the queue named `name` ("FROM->TO"); the error lists the names there are.
+fn queue_index(links: &[LinkDir], name: &str, field: &str) -> Result<u32, ConfigError> {
+    links.iter().position(|l| l.name == name).map(|i| i as u32).ok_or_else(|| {
+        let allowed = listed(links.iter().map(|l| l.name.as_str()));
+        ConfigError::new(field, format!("no queue '{name}'; queues are named FROM->TO: {allowed}"))
+    })
+}
+
+/// The trace sampler, when the scenario asks for traces: the queues named (by default every
+/// router's), the windows of the flows that have one, the per-flow counters.
+fn build_sampler(
+    cfg: &Config,
+    links: &[LinkDir],
+    routes: &Routes,
+    endpoints: &[Box<dyn Endpoint>],
+) -> Result<Option<Sampler>, ConfigError> {
+    let Some(interval) = cfg.trace.interval_ns.filter(|&i| i > 0) else { return Ok(None) };
+    let queues: Vec<u32> = if cfg.trace.queues.is_empty() {
+        (0..links.len() as u32).filter(|&l| routes.is_router(links[l as usize].from)).collect()
+    } else {
+        cfg.trace
+            .queues
+            .iter()
+            .enumerate()
+            .map(|(i, q)| queue_index(links, q, &format!("trace.queues[{i}]")))
+            .collect::<Result<_, _>>()?
+    };
+    let n_flows = endpoints.len() as u32 / 2;
+    let cwnd_flows: Vec<u32> = if cfg.trace.cwnd {
+        (0..n_flows).filter(|&f| endpoints[2 * f as usize].cwnd().is_some()).collect()
+    } else {
+        Vec::new()
+    };
+    let counter_flows: Vec<u32> = if cfg.trace.flow_counters { (0..n_flows).collect() } else { Vec::new() };
+    let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
+    Ok(Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns }))
+}
+
+/// The flows Jain's index is taken over: those listed, each of which must exist, or all.
+fn check_jain_flows(cfg: &Config, n_flows: usize) -> Result<Vec<u32>, ConfigError> {
+    let Some(list) = &cfg.jain_flows else { return Ok((0..n_flows as u32).collect()) };
+    if let Some((k, bad)) = list.iter().enumerate().find(|(_, &f)| f as usize >= n_flows) {
+        let numbered = match n_flows {
+            0 => "there are no flows".to_string(),
+            n => format!("flows are numbered 0..{} ({n} flows)", n - 1),
+        };
+        return Err(ConfigError::new(format!("jain_flows[{k}]"), format!("no flow {bad}; {numbered}")));
+    }
+    Ok(list.clone())
 }
 
 #[cfg(test)]
