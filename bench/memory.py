@@ -3,7 +3,7 @@ scenarios/bench/, and on the same scenario cut to 10 s: a run without logs must 
 simulated time, and peak under 200 MB (the memory target; 1 GB at first). Each run is its own child process;
 its peak RSS is ``ru_maxrss`` of ``getrusage(RUSAGE_CHILDREN)`` taken in a fresh wrapper
 process, so one measurement never sees another's peak. Also prints the estimate of
-ccsim.limits for each run, to compare the estimator with what was measured.
+ccsim.scenario.limits for each run, to compare the estimator with what was measured.
 
     python bench/memory.py [--durations 10s,100s] [--json OUT]
 """
@@ -56,7 +56,7 @@ def main() -> int:
         return 0
 
     import ccsim
-    from ccsim.limits import estimate
+    from ccsim.scenario.limits import estimate
 
     rows = []
     print(f"{Path(args.scenario).name}: peak RSS of 'ccsim run --quiet' per simulated duration")

@@ -8,8 +8,10 @@ from pathlib import Path
 import ccsim
 import pandas as pd
 import pytest
-from ccsim import _core, api
-from ccsim.scenario import load
+from ccsim import _core
+from ccsim.engine import runner
+from ccsim.results.result import LOGS, Result
+from ccsim.scenario.schema import load
 from conftest import SCENARIOS
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
@@ -226,41 +228,41 @@ class FakeBar:
 
 def test_the_engine_is_driven_in_increasing_slices_to_the_end() -> None:
     sim = FakeSimulation(duration_ns=10**9 + 7)
-    api._drive(sim, show_progress=False)
+    runner._drive(sim, show_progress=False)
     assert sim.targets[-1] == sim.duration_ns
     assert all(a < b for a, b in zip(sim.targets, sim.targets[1:], strict=False))
     assert len(sim.targets) > 1  # sliced, so Ctrl-C is seen between slices
     # Slices are counted in events, never more than four times the one before.
-    assert sim.budgets[0] == api.FIRST_SLICE_EVENTS
+    assert sim.budgets[0] == runner.FIRST_SLICE_EVENTS
     assert all(b <= 4 * a for a, b in zip(sim.budgets, sim.budgets[1:], strict=False))
 
 
 def test_progress_bar_follows_simulated_time_and_closes_on_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "PROGRESS_AFTER_S", 0.0)
-    monkeypatch.setattr(api, "_ProgressBar", FakeBar)
+    monkeypatch.setattr(runner, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(runner, "_ProgressBar", FakeBar)
     FakeBar.instances.clear()
     sim = FakeSimulation(duration_ns=10**9)
-    api._drive(sim, show_progress=True)
+    runner._drive(sim, show_progress=True)
     (bar,) = FakeBar.instances
     assert bar.updates == sim.targets and bar.closed
 
     FakeBar.instances.clear()
     interrupted = FakeSimulation(duration_ns=10**9, interrupt_at=3)
     with pytest.raises(KeyboardInterrupt):
-        api._drive(interrupted, show_progress=True)
+        runner._drive(interrupted, show_progress=True)
     assert FakeBar.instances[0].closed and interrupted.targets == FakeBar.instances[0].updates
 
 
 def test_no_progress_bar_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "PROGRESS_AFTER_S", 0.0)
-    monkeypatch.setattr(api, "_ProgressBar", FakeBar)
+    monkeypatch.setattr(runner, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(runner, "_ProgressBar", FakeBar)
     FakeBar.instances.clear()
-    api._drive(FakeSimulation(duration_ns=10**6), show_progress=False)
+    runner._drive(FakeSimulation(duration_ns=10**6), show_progress=False)
     assert FakeBar.instances == []
 
 
 def test_the_real_progress_bar_runs_on_a_real_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(api, "PROGRESS_AFTER_S", 0.0)
+    monkeypatch.setattr(runner, "PROGRESS_AFTER_S", 0.0)
     result = ccsim.run(FLAGSHIP, overrides=["simulation.duration=2s", "simulation.warmup=0s"], progress=True)
     assert result.raw["duration_s"] == pytest.approx(2.0)
 
@@ -297,8 +299,10 @@ def test_message_log_matches_the_flow_counters() -> None:
 
 
 def test_result_keeps_the_logs_once_and_gives_them_back_whole() -> None:
-    """``Result.raw`` holds no log (they are the DataFrames); ``engine_results`` rebuilds the
-    engine's JSON from them: against the engine's own JSON, every log gives the same table."""
+    """``ccsim.run`` reads the engine's results as columns (``Simulation.results``); against the
+    engine's own JSON (records, parsed by Python), ``Result.raw`` has the same values and every
+    table is the same DataFrame, dtypes and missing values included. ``Result.raw`` holds no
+    log (they are the DataFrames); ``engine_results`` rebuilds the engine's JSON from them."""
     path = str(SCENARIOS / "examples" / "ncs_dumbbell.toml")
     scenario = ccsim.load(
         path,
@@ -311,18 +315,21 @@ def test_result_keeps_the_logs_once_and_gives_them_back_whole() -> None:
         ],
     )
     result = ccsim.run(scenario, seed=5)
-    assert not set(api.LOGS) & set(result.raw)
+    assert not set(LOGS) & set(result.raw)
     sim = _core.Simulation(json.dumps(result.config))
-    api._drive(sim, False)
+    runner._drive(sim, False)
     engine = json.loads(sim.results_json())
     rebuilt = result.engine_results()
-    assert result.raw == {k: v for k, v in engine.items() if k not in api.LOGS}
-    assert {k: v for k, v in rebuilt.items() if k not in api.LOGS} == result.raw
-    for key in api.LOGS:
+    assert result.raw == {k: v for k, v in engine.items() if k not in LOGS}
+    assert {k: v for k, v in rebuilt.items() if k not in LOGS} == result.raw
+    for key in LOGS:
         assert engine.get(key), f"the scenario should log {key}"
         expected, got = pd.DataFrame(engine[key]), pd.DataFrame(rebuilt[key])
         pd.testing.assert_frame_equal(got[sorted(got.columns)], expected[sorted(expected.columns)])
-    # Read back, the rebuilt results give the same Result.
-    again = api.Result(rebuilt, result.config, 0.0)
+    # Read back, the rebuilt results give the same Result; so does the engine's JSON.
+    again = Result(rebuilt, result.config, 0.0)
+    from_json = Result(engine, result.config, 0.0)
     for name in ("flows", "queues", "traces", "queue_events", "messages", "rtt_samples", "control", "control_traces"):
         pd.testing.assert_frame_equal(getattr(again, name), getattr(result, name))
+        pd.testing.assert_frame_equal(getattr(from_json, name), getattr(result, name), check_exact=True)
+    assert result.flows.rtt_mean_s.dtype == float and result.flows.id.dtype == "int64"

@@ -1,4 +1,4 @@
-"""``ccsim.arima``: CSS fitting against statsmodels, order selection, the one-step forecaster,
+"""``ccsim.results.arima``: CSS fitting against statsmodels, order selection, the one-step forecaster,
 ``ccsim arima fit``, and the RTT sample log that feeds it."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-from ccsim import arima
 from ccsim.cli import main
+from ccsim.results import arima
 from conftest import SCENARIOS, run_cli
 
 # The paper's ARIMA(2,1,1) (after eq. 24).

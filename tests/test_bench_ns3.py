@@ -180,7 +180,7 @@ def accepted(program: str, option: str) -> set[str]:
 def test_cubic_runs_ccsims_cubic_against_ns3s_tcpcubic_both_without_hystart(run):
     """`--cc cubic`: every ccsim flow runs CUBIC with its defaults (HyStart++ off), the twin is
     told TcpCubic, and the twin turns ns-3's HyStart off."""
-    from ccsim.registry import get_registry
+    from ccsim.scenario.registry import get_registry
 
     config = run.ccsim_config(10, 1, {}, "cubic")
     assert {f["cc"]["kind"] for f in config["flows"]} == {"cubic"}
@@ -254,8 +254,8 @@ def test_the_datacenter_cubic_is_the_reproductions_cubic(run):
     ns-3's TcpCubic (run.py's TWIN_CC) in datacenter.cc: the two must be the CUBIC that the
     `ccsim reproduce piotrowska` tables use (Reno-friendly region on; HyStart off, which
     common.h sets for ns-3)."""
-    from ccsim.registry import get_registry
-    from ccsim.reproduce import piotrowska
+    from ccsim.experiments.reproduce import piotrowska
+    from ccsim.scenario.registry import get_registry
 
     # datacenter.py offers every congestion control of TWIN_CC: datacenter.cc must take them.
     assert set(run.TWIN_CC.values()) == accepted("datacenter", "cc")

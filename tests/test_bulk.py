@@ -36,7 +36,7 @@ def test_a_collector_paused_by_the_caller_stays_paused():
 
 
 def test_validation_runs_with_the_collector_paused_and_restores_it_when_it_fails(monkeypatch):
-    from ccsim.scenario import Scenario
+    from ccsim.scenario.schema import Scenario
 
     seen = []
 

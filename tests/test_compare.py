@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from ccsim import compare
-from ccsim.compare.analysis import verdict_lines
-from ccsim.compare.report import _pm, pareto_front
 from ccsim.errors import ScenarioError
-from ccsim.metrics import jain
+from ccsim.experiments import compare
+from ccsim.experiments.compare.analysis import verdict_lines
+from ccsim.experiments.compare.report import _pm, pareto_front
+from ccsim.results.metrics import jain
 from conftest import SCENARIOS, interrupt_cli, run_cli
 
 ACCESS_LINK = SCENARIOS / "papers" / "piotrowska" / "access_link.toml"
@@ -56,7 +56,7 @@ def sample_sd(values: list[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
 
 
-# Where each metric comes from in the sweep's table (ccsim.compare.analysis.run_metrics).
+# Where each metric comes from in the sweep's table (ccsim.experiments.compare.analysis.run_metrics).
 SWEEP_COLUMNS = {
     "utilization": "bottleneck.utilization",
     "goodput": "goodput_bps_total",

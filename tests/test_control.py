@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.signal as sg
-from ccsim.scenario import load
+from ccsim.scenario.schema import load
 from conftest import SCENARIOS
 
 EXAMPLE = SCENARIOS / "examples" / "ncs_dumbbell.toml"

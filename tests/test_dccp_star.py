@@ -8,7 +8,7 @@ import json
 import ccsim
 import numpy as np
 import pytest
-from ccsim.scenario import load
+from ccsim.scenario.schema import load
 from conftest import SCENARIOS, run_cli
 
 DEDU = SCENARIOS / "papers" / "dedu-ncs" / "star.toml"

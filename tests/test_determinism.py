@@ -12,7 +12,7 @@ from pathlib import Path
 
 import ccsim
 import pytest
-from ccsim import sweep
+from ccsim.experiments import sweep
 from conftest import run_cli
 
 SEED = 7

@@ -5,7 +5,7 @@ disciplines, congestion controls, transports and applications drawn from the eng
 with parameter values inside their declared ranges, a few milliseconds of simulated time) and
 invalid ones (a valid file with one field broken: wrong type, unknown key, negative or zero
 quantity, bad unit, unknown kind, out-of-range parameter, huge number, NaN/inf, nested junk;
-garbage TOML; non-UTF-8 bytes). The oracle is the CLI's contract (cli.py): a valid file
+garbage TOML; non-UTF-8 bytes). The oracle is the CLI's contract (ccsim.cli): a valid file
 validates and runs with exit code 0; an invalid one exits with code 2 and one line on stderr
 that names the file and the broken field, never a traceback. The bulk runs in-process
 (``ccsim.cli.main``, fast); a sample runs ``python -m ccsim`` as a subprocess, which would
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from ccsim.cli import main
-from ccsim.registry import get_registry
+from ccsim.scenario.registry import get_registry
 from conftest import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

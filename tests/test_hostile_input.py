@@ -16,10 +16,10 @@ from typing import Any
 
 import ccsim
 import pytest
-from ccsim import units
 from ccsim.cli import main
 from ccsim.errors import ScenarioError
-from ccsim.registry import get_registry
+from ccsim.scenario import units
+from ccsim.scenario.registry import get_registry
 from conftest import run_cli
 from test_fuzz_scenarios import to_toml
 

@@ -9,9 +9,9 @@ import struct
 from pathlib import Path
 
 import pandas as pd
-from ccsim.api import summary_text
-from ccsim.cli import EXTREME_FLOWS, LISTED_FLOWS, _flows_table
-from ccsim.plots import MAX_WIDTH_IN, plot_goodput
+from ccsim.cli.run import EXTREME_FLOWS, LISTED_FLOWS, _flows_table
+from ccsim.results.plots import MAX_WIDTH_IN, plot_goodput
+from ccsim.results.result import summary_text
 
 
 def _flow(i: int, goodput: float) -> dict:

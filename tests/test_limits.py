@@ -1,4 +1,4 @@
-"""The memory estimator (ccsim.limits): row counts against hand computation and against what a
+"""The memory estimator (ccsim.scenario.limits): row counts against hand computation and against what a
 real run records, refusal of absurd trace volumes with a message saying why and how to shrink,
 --max-memory, and the budget read from /proc/meminfo."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import ccsim
 import pytest
-from ccsim import limits
 from ccsim.errors import ScenarioError
+from ccsim.scenario import limits
 from conftest import PEAK_RSS_MIB, ROOT, SCENARIOS, run_cli
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
@@ -117,7 +117,7 @@ def test_the_budget_is_a_share_of_available_memory(tmp_path: Path) -> None:
 
 
 def test_a_sweep_records_a_run_over_the_budget_as_failed(tmp_path: Path) -> None:
-    from ccsim import sweep
+    from ccsim.experiments import sweep
 
     (tmp_path / "sweep.toml").write_text(
         f'scenario = "{FLAGSHIP}"\nseeds = 1\n[set]\n"simulation.duration" = "2s"\n"simulation.warmup" = "1s"\n'
@@ -163,7 +163,7 @@ def test_paths_are_the_engines_shortest_walks_on_random_networks() -> None:
     when there is none (and for a flow from a host to itself)."""
     import random
 
-    from ccsim.limits import _paths
+    from ccsim.scenario.limits import _paths
 
     rng = random.Random(5)
     dir_spec = {"rate_bps": 10**6, "delay_ns": 1, "queue": {"kind": "droptail"}}
@@ -200,7 +200,7 @@ def test_paths_of_a_configuration_the_engine_refuses_are_empty() -> None:
     """A node index that does not exist: the estimate goes on without paths, and the engine
     names the field when it builds the run."""
     from ccsim import _core
-    from ccsim.limits import _paths
+    from ccsim.scenario.limits import _paths
 
     dir_spec = {"rate_bps": 10**6, "delay_ns": 1, "queue": {"kind": "droptail"}}
     config = {
@@ -229,7 +229,7 @@ def test_the_estimate_is_within_twice_the_peak_of_the_scaling_dumbbells(flows: i
 import sys
 sys.path.insert(0, {str(ROOT / "bench")!r})
 import scaling, ccsim
-from ccsim import limits
+from ccsim.scenario import limits
 s = scaling.scenario({flows}, "100Mbps", 10.0)
 estimate = limits.estimate(s.to_config()).total
 ccsim.run(s)

@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 
 import pytest
-from ccsim import paths, sweep
+from ccsim import paths
 from ccsim.errors import ScenarioError
+from ccsim.experiments import sweep
 from conftest import ROOT, run_cli
 
 HOSTILE = [
@@ -192,8 +193,8 @@ def test_the_package_has_no_way_to_execute_text_from_a_file() -> None:
     assert not found, found
     # The only dynamic import takes its module name from a fixed table, never from a file.
     dynamic = [str(p.relative_to(ROOT)) for p in sources if "import_module(" in p.read_text(encoding="utf-8")]
-    assert sorted(dynamic) == ["python/ccsim/cli.py", "python/ccsim/reproduce/__init__.py"]
-    text = (ROOT / "python" / "ccsim" / "reproduce" / "__init__.py").read_text(encoding="utf-8")
+    assert sorted(dynamic) == ["python/ccsim/cli/common.py", "python/ccsim/experiments/reproduce/__init__.py"]
+    text = (ROOT / "python" / "ccsim" / "experiments" / "reproduce" / "__init__.py").read_text(encoding="utf-8")
     assert re.search(r'import_module\(f"\{__name__\}\.\{_MODULES\[paper_id\]\}"\)', text)
 
 

@@ -8,8 +8,8 @@ import json
 
 import ccsim
 import pytest
-from ccsim.registry import get_registry
-from ccsim.scenario import from_dict, load
+from ccsim.scenario.registry import get_registry
+from ccsim.scenario.schema import from_dict, load
 from conftest import run_cli
 
 MS = 1_000_000

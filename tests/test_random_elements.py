@@ -11,9 +11,9 @@ import math
 import ccsim
 import numpy as np
 import pytest
-from ccsim import smc
 from ccsim.errors import ScenarioError
-from ccsim.scenario import read_toml
+from ccsim.experiments import smc
+from ccsim.scenario.schema import read_toml
 from conftest import run_cli
 from scipy import stats
 

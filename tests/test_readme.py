@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ccsim.cli import _build_parser
+from ccsim.cli.parser import _build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -8,8 +8,9 @@ from typing import Any
 
 import ccsim
 import pytest
-from ccsim import compare, registry, smc
-from ccsim.cli import models_markdown
+from ccsim.cli.listing import models_markdown
+from ccsim.experiments import compare, smc
+from ccsim.scenario import registry
 from conftest import ROOT, run_cli
 
 REGISTRY = registry.get_registry()

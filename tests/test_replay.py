@@ -10,8 +10,9 @@ from pathlib import Path
 
 import ccsim
 import pytest
-from ccsim import api
-from ccsim.cli import EXIT_ENGINE_FAILURE, main
+from ccsim.cli import main
+from ccsim.cli.common import EXIT_ENGINE_FAILURE
+from ccsim.engine import runner
 
 _core = pytest.importorskip("ccsim._core")
 
@@ -41,7 +42,7 @@ PANIC_AT_NS = 500_000_000
 @pytest.fixture
 def failing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every run through ``ccsim.run`` panics in the engine at 0.5 s."""
-    monkeypatch.setattr(api, "_TEST_PANIC_AT_NS", PANIC_AT_NS)
+    monkeypatch.setattr(runner, "_TEST_PANIC_AT_NS", PANIC_AT_NS)
 
 
 def test_a_panic_carries_the_seed_the_scenario_and_the_exact_configuration(write_toml, failing) -> None:
@@ -58,7 +59,7 @@ def test_a_panic_carries_the_seed_the_scenario_and_the_exact_configuration(write
     # says where in its code it panicked.
     assert f"t={PANIC_AT_NS} ns" in exc.panic
     assert "(at crates/ccsim-core/src/engine/mod.rs:" in exc.panic
-    hint = api.replay_hint(exc)
+    hint = runner.replay_hint(exc)
     assert f"ccsim run {path} --seed 42 --set simulation.duration=1s" in hint
 
 
@@ -69,14 +70,14 @@ def test_a_panic_without_a_file_still_names_the_seed(failing) -> None:
     with pytest.raises(_core.SimulationError) as info:
         ccsim.run(tomllib.loads(SCENARIO))
     assert info.value.seed == 3 and info.value.scenario is None
-    assert api.replay_hint(info.value) == "replay with seed 3"
+    assert runner.replay_hint(info.value) == "replay with seed 3"
 
 
 def test_the_replay_file_reproduces_the_run(write_toml, tmp_path: Path, failing, monkeypatch) -> None:
     path = write_toml(SCENARIO)
     with pytest.raises(_core.SimulationError) as info:
         ccsim.run(path, seed=9)
-    replay_file = api.write_replay(info.value, tmp_path / "replay.json")
+    replay_file = runner.write_replay(info.value, tmp_path / "replay.json")
     record = json.loads(replay_file.read_text())
     assert (record["seed"], record["scenario"], record["config"]) == (9, str(path), info.value.config)
     # Replaying fails again, with the same seed.
@@ -84,7 +85,7 @@ def test_the_replay_file_reproduces_the_run(write_toml, tmp_path: Path, failing,
         ccsim.replay(replay_file)
     assert again.value.seed == 9 and again.value.panic == info.value.panic
     # Without the knob, the replayed configuration is the scenario at that seed: the same run.
-    monkeypatch.setattr(api, "_TEST_PANIC_AT_NS", None)
+    monkeypatch.setattr(runner, "_TEST_PANIC_AT_NS", None)
     del record["config"]["_panic_at_ns"]
     replay_file.write_text(json.dumps(record))
     replayed = ccsim.replay(replay_file)
@@ -122,7 +123,7 @@ def test_ccsim_run_without_out_writes_the_replay_file_to_the_temporary_directory
 
 
 def test_a_healthy_run_is_unaffected_by_the_knobs_absence(write_toml) -> None:
-    assert api._TEST_PANIC_AT_NS is None
+    assert runner._TEST_PANIC_AT_NS is None
     result = ccsim.run(write_toml(SCENARIO))
     assert result.events > 0
 

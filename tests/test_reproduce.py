@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from ccsim import reproduce
+from ccsim.experiments import reproduce
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-from ccsim.reproduce import ance
+from ccsim.experiments.reproduce import ance
 
 FIGURES = [
     "figure_2",

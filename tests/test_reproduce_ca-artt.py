@@ -13,7 +13,7 @@ import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-from ccsim.reproduce import ca_artt
+from ccsim.experiments.reproduce import ca_artt
 
 TABLES = (
     "table_1",

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from ccsim.api import Result
-from ccsim.reproduce import ecn_codel
+from ccsim.experiments.reproduce import ecn_codel
+from ccsim.results.result import Result
 
 FIGURES = [
     f"figure_{n}_{what}.png"

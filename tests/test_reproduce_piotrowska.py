@@ -12,7 +12,7 @@ import ccsim
 import numpy as np
 import pandas as pd
 import pytest
-from ccsim.reproduce import piotrowska
+from ccsim.experiments.reproduce import piotrowska
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -198,7 +198,7 @@ def test_the_lockout_sweeps_exact_tie_points_are_the_published_runs(name: str) -
     """docs/reproductions.md, "Lock-outs and exact ties" compares jittered runs with the
     reproduction's own: each sweep's exact-tie points at seed 1 must be the published cells, and
     its other points must differ from them only by the processing jitter."""
-    from ccsim import sweep
+    from ccsim.experiments import sweep
 
     spec = sweep.load_sweep(ROOT / "scenarios" / "papers" / "piotrowska" / name)
     runs = sweep.expand(spec)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import ccsim
 
-DATA_CENTER = Path(str(resources.files("ccsim.reproduce") / "scenarios" / "piotrowska" / "data_center.toml"))
+DATA_CENTER = Path(
+    str(resources.files("ccsim.experiments.reproduce") / "scenarios" / "piotrowska" / "data_center.toml")
+)
 WINDOW_S = 5.0
 SHORT = ["simulation.duration=8s", "simulation.warmup=3s"]
 

@@ -136,7 +136,7 @@ def test_a_long_chain_of_routers_needs_routes_for_the_flows_ends_only(tmp_path: 
     # 6 000 routers in a line: next-hop tables for every pair of nodes would take
     # 6 000 x 6 002 x 4 B = 137 MiB more than tables for the two hosts that receive.
     import ccsim
-    from ccsim import limits
+    from ccsim.scenario import limits
 
     path = _chain(tmp_path, 6000)
     peak = _peak_rss_mib(path)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import ccsim
 import pytest
-from ccsim.registry import ModelInfo, ParamError, ParamInfo, Registry
-from ccsim.scenario import load
+from ccsim.scenario.registry import ModelInfo, ParamError, ParamInfo, Registry
+from ccsim.scenario.schema import load
 from conftest import SCENARIOS
 
 FLAGSHIP = SCENARIOS / "flagship.toml"
@@ -608,7 +608,7 @@ def test_the_engines_checks_run_for_the_cli_and_name_the_file(write_toml) -> Non
 
 
 def test_engine_paths_map_to_the_scenario_keys_they_were_compiled_from(write_toml) -> None:
-    from ccsim.scenario import scenario_key
+    from ccsim.scenario.schema import scenario_key
 
     text = (
         REPLICATED

@@ -10,10 +10,10 @@ import math
 import ccsim
 import numpy as np
 import pytest
-from ccsim import smc
 from ccsim.errors import ScenarioError
-from ccsim.smc.check import _Plan, _prepare, judge
-from ccsim.smc.vocabulary import Source
+from ccsim.experiments import smc
+from ccsim.experiments.smc.check import _Plan, _prepare, judge
+from ccsim.experiments.smc.vocabulary import Source
 from conftest import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -460,14 +460,14 @@ def test_cli_tests_a_bound_and_rejects_bad_queries(write_toml) -> None:
 
 
 def smc_executor():
-    from ccsim.executor import Executor
+    from ccsim.engine.executor import Executor
 
     return Executor(jobs=2)
 
 
 def test_poisson_arrivals_count_as_a_random_element() -> None:
     """A scenario whose only randomness is a Poisson source is accepted, and its runs differ."""
-    from ccsim.smc import random_elements
+    from ccsim.experiments.smc import random_elements
 
     scenario = ccsim.from_dict(
         {

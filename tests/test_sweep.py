@@ -13,8 +13,10 @@ from pathlib import Path
 import ccsim
 import pandas as pd
 import pytest
-from ccsim import sweep
 from ccsim.errors import ScenarioError
+from ccsim.experiments import sweep
+from ccsim.experiments.sweep.rundir import _write_run
+from ccsim.experiments.sweep.running import run_config
 from conftest import ROOT, interrupt_cli, run_cli
 
 # A two-host network through a router; h3 hangs off a second router with no link to the first,
@@ -295,7 +297,7 @@ def assert_same_results(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 def test_a_dask_cluster_gives_the_local_results_bit_for_bit(sweep_dir: Path) -> None:
     distributed = pytest.importorskip("dask.distributed")
-    from ccsim import smc
+    from ccsim.experiments import smc
 
     spec = sweep.load_sweep(write_sweep(sweep_dir, SMALL))
     local = sweep.run_sweep(spec, sweep_dir / "local", jobs=2)
@@ -351,7 +353,7 @@ def _square_or_die(x: int) -> int:
 def test_a_dying_worker_is_reported_and_does_not_raise() -> None:
     from concurrent.futures import BrokenExecutor
 
-    from ccsim.executor import Executor
+    from ccsim.engine.executor import Executor
 
     with Executor(jobs=2) as ex:
         outcomes = list(ex.imap_unordered(_square_or_die, range(8), in_flight=2))
@@ -424,8 +426,8 @@ def test_a_changed_file_and_a_damaged_copy_of_a_finished_run_are_replaced(sweep_
     # A run written while a damaged copy sits at its name (another session's) replaces it.
     _damage(run_dir, "garbage record")
     run = next(r for r in sweep.expand(spec) if r.key == run_dir.name)
-    outcome = sweep.run_config(json.dumps(run.config))
-    sweep._write_run(out / "runs", run, outcome, None)
+    outcome = run_config(json.dumps(run.config))
+    _write_run(out / "runs", run, outcome, None)
     assert sweep.plan(spec, out).damaged == {}
 
 
@@ -462,7 +464,7 @@ def test_closing_an_iterator_then_killing_the_pool_prints_nothing() -> None:
 
     code = """
 import time
-from ccsim.executor import Executor
+from ccsim.engine.executor import Executor
 ex = Executor(jobs=2)
 for reuse in (True, False):  # reused after an early close, the pool returns only the new calls
     calls = ex.imap_unordered(time.sleep, [0.2] * 40)

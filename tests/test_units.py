@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ccsim.units import (
+from ccsim.scenario.units import (
     UnitError,
     format_bytes,
     format_rate,

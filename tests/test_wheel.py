@@ -1,6 +1,6 @@
 """The built wheel, installed into a fresh virtual environment, reproduces a paper from a
 directory that has no checkout around it: the papers' scenario files must travel inside the
-package (``ccsim/reproduce/scenarios/``), not be looked up beside the source tree.
+package (``ccsim/experiments/reproduce/scenarios/``), not be looked up beside the source tree.
 
 The wheel is built by maturin with the checkout's Cargo target directory, so after
 ``make develop`` the engine is not compiled again (about a second). The fresh environment
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER_SCENARIOS = ROOT / "python" / "ccsim" / "reproduce" / "scenarios"
+PAPER_SCENARIOS = ROOT / "python" / "ccsim" / "experiments" / "reproduce" / "scenarios"
 
 
 def _maturin() -> str:
@@ -54,9 +54,9 @@ def test_installed_wheel_reproduces_a_paper_outside_the_checkout(tmp_path: Path)
     (wheel,) = dist.glob("ccsim-*.whl")
 
     # Every paper's scenario file is in the wheel, at the path the reproductions read.
-    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("ccsim/reproduce/scenarios/")}
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("ccsim/experiments/reproduce/scenarios/")}
     expected = {
-        "ccsim/reproduce/scenarios/" + p.relative_to(PAPER_SCENARIOS).as_posix()
+        "ccsim/experiments/reproduce/scenarios/" + p.relative_to(PAPER_SCENARIOS).as_posix()
         for p in PAPER_SCENARIOS.rglob("*.toml")
     }
     assert len(expected) >= 5 and shipped == expected
@@ -109,7 +109,7 @@ def test_installed_wheel_reproduces_a_paper_outside_the_checkout(tmp_path: Path)
 
     # Every paper builds its runs from the packaged files (a missing file fails here) ...
     build_runs = (
-        "import ccsim.reproduce as r\n"
+        "import ccsim.experiments.reproduce as r\n"
         "for p in r.papers():\n"
         "    assert r.paper(p).runs(True) and r.paper(p).runs(False), p\n"
     )

@@ -7,6 +7,11 @@ engine's registry of models, runs them and presents the results::
     result = ccsim.run("scenarios/flagship.toml", seed=2)
     result.flows[["id", "cc", "goodput_bps"]]
     result.write("out/")
+
+Subpackages, in the order data flows through them: ``scenario`` (schema, units, topologies,
+the engine's registry; compiles a scenario), ``engine`` (runs it: ``run``, ``replay``, the
+executor of many runs), ``results`` (``Result``, plots, metrics, ARIMA), ``experiments``
+(sweeps, SMC, ``compare``, paper reproductions) and ``cli`` (the ``ccsim`` command).
 """
 
 from __future__ import annotations
@@ -14,13 +19,14 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
-from .builders import daisy_chain, dumbbell, explicit, star
 from .errors import ScenarioError
-from .scenario import Control, Flow, Metrics, Plant, Scenario, Simulation, Trace, from_dict, load
-from .topology import DaisyChain, Dumbbell, Explicit, LinkSpec, Star
+from .scenario.builders import daisy_chain, dumbbell, explicit, star
+from .scenario.schema import Control, Flow, Metrics, Plant, Scenario, Simulation, Trace, from_dict, load
+from .scenario.topology import DaisyChain, Dumbbell, Explicit, LinkSpec, Star
 
 if TYPE_CHECKING:
-    from .api import Result, replay, run
+    from .engine.runner import replay, run
+    from .results.result import Result
 
 try:
     __version__ = _metadata.version("ccsim")
@@ -62,8 +68,12 @@ def compile(scenario: Scenario) -> dict[str, Any]:  # the public name of the ste
 def __getattr__(name: str) -> Any:
     # `run`, `replay` and `Result` pull in pandas; importing them on first use keeps `ccsim validate`
     # and `ccsim list` quick.
-    if name in ("run", "replay", "Result"):
-        from . import api
+    if name in ("run", "replay"):
+        from .engine import runner
 
-        return getattr(api, name)
+        return getattr(runner, name)
+    if name == "Result":
+        from .results.result import Result
+
+        return Result
     raise AttributeError(f"module 'ccsim' has no attribute {name!r}")

@@ -14,7 +14,7 @@ class SimulationError(RuntimeError):
     """The engine failed (a bug): the message names the seed to replay it.
 
     ``ccsim.run`` adds ``scenario`` (the file, or None), ``config`` (the core configuration
-    that failed) and ``overrides``; ``ccsim.api.write_replay`` saves them for ``ccsim.replay``.
+    that failed) and ``overrides``; ``ccsim.engine.runner.write_replay`` saves them for ``ccsim.replay``.
     """
 
     seed: int
@@ -41,8 +41,13 @@ class Simulation:
         """Advance simulated time to ``t_ns`` (capped at the duration), GIL released."""
     def advance(self, t_ns: int, max_events: int) -> bool:
         """Run at most ``max_events`` events towards ``t_ns``, GIL released; True once reached."""
+    def results(self) -> dict[str, Any]:
+        """Everything measured so far (results.rs ``Results``): scalars, and each table (flows,
+        queues, control loops, logs) as a dict of columns, NumPy arrays where numeric, lists
+        with ``None`` where some values are missing (``ccsim.results.tables.records`` turns a
+        table into records)."""
     def results_json(self) -> str:
-        """Everything measured so far (results.rs ``Results``), as JSON."""
+        """The same as the engine's JSON (tables as records), as ``ccsim-bench`` writes it."""
 
 def registry_json() -> str:
     """Every registered model with its parameters, as JSON."""

@@ -10,6 +10,8 @@
 //! the engine parses it and makes the run panic once it reaches that time, so that the panic
 //! path can be tested against a release build (where invariant checks are compiled out).
 
+mod columns;
+
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, Once};
@@ -227,10 +229,20 @@ impl Simulation {
         self.with(py, false, |sim| sim.events_executed())
     }
 
-    /// Everything measured so far, as JSON.
+    /// Everything measured so far, as the engine's JSON (tables as records), as `ccsim-bench`
+    /// writes it.
     fn results_json(&self, py: Python<'_>) -> PyResult<String> {
         let results = self.with(py, true, |sim| sim.results())?;
         serde_json::to_string(&results).map_err(|e| SimulationError::new_err(e.to_string()))
+    }
+
+    /// Everything measured so far: a dict of the `Results` fields, each table (flows, queues,
+    /// control loops, logs) a dict of columns, NumPy arrays where they are numeric (columns.rs).
+    fn results(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let node = self
+            .with(py, true, |sim| columns::node_of(&sim.results()))?
+            .map_err(|e| SimulationError::new_err(e.to_string()))?;
+        columns::to_py(py, node)
     }
 }
 

@@ -44,7 +44,7 @@ pub fn out_links(n: usize, ends: impl IntoIterator<Item = (u32, u32)>) -> Vec<Ve
 /// Every flow's path from its source to its destination, as the engine routes its packets:
 /// link indices as [`out_links`] numbers them, empty when the two hosts are not connected
 /// through routers. The Python front bounds from these what a flow can deliver before it
-/// runs anything (`python/ccsim/limits.py`). Errors name a node index that does not exist.
+/// runs anything (`python/ccsim/scenario/limits.py`). Errors name a node index that does not exist.
 pub fn flow_paths(cfg: &Config) -> Result<Vec<Vec<u32>>, ConfigError> {
     cfg.check_node_indices()?;
     let routes = Routes::of(cfg);

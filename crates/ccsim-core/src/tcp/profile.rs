@@ -22,7 +22,7 @@
 //!
 //! Values are canonical ([`ParamValue`]): times in ns, sizes in bytes or packets. The
 //! profiles reach the front through the registry (their `settings`); the scenario compiler
-//! applies them (`python/ccsim/profiles.py`, the one place the rule lives): explicit
+//! applies them (`python/ccsim/scenario/profiles.py`, the one place the rule lives): explicit
 //! parameters win over the profile, and the profile's congestion-control parameters apply
 //! whenever the flow runs that congestion control.
 

@@ -1,0 +1,327 @@
+"""``Result``: what a run measured, as DataFrames, a JSON-able summary and files.
+
+Turns the results JSON of the engine (results.rs) into one DataFrame per table and log, and
+writes them (Parquet), ``summary.json`` and the plots into a run's directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..paths import inside, write_atomically
+from ..scenario.registry import control_columns
+from .tables import TABLES, with_records
+
+__all__ = ["Result", "TABLE_I_COLUMNS"]
+
+# Paper 001's Table I (Dedu et al.), per sensor flow: column -> FlowResult field. The delays
+# are per message, from the sensor's write to the controller's receipt (buffering in the
+# sensor included); the network_ ones are per data packet, from the transport's send (the
+# paper's delays match these: their maximum is the full router queue's).
+TABLE_I_COLUMNS = {
+    "generated": "messages_generated",
+    "lost_on_sensor": "messages_lost_at_sender",
+    "lost_on_network": "messages_lost_network",
+    "received": "messages_received",
+    "in_flight": "messages_pending",
+    "retransmitted": "retransmissions",
+    "delay_max_s": "message_delay_max_s",
+    "delay_mean_s": "message_delay_mean_s",
+    "network_delay_max_s": "delay_max_s",
+    "network_delay_mean_s": "delay_mean_s",
+}
+
+# The time series and per-event logs of the engine's results, which ``Result`` holds as
+# DataFrames only.
+LOGS = ("traces", "queue_events", "messages", "rtt_samples", "control_traces")
+
+
+def summary_text(summary: Mapping[str, Any]) -> str:
+    """The text of ``summary.json``: keys sorted at every level, so the same run gives the same
+    bytes whatever the engine's field order, and each record of a list (a flow, a queue) on a
+    line of its own. One line per record is what `grep` and a diff want from 9 000 flows, and
+    each line is written by the json module's C encoder; with ``indent``, the module encodes in
+    Python (the 9 000-flow dumbbell's summary: 0.46 s with ``indent``, 0.21 s this way)."""
+    items = sorted(summary.items())
+    lines = ["{"]
+    for k, (key, value) in enumerate(items):
+        comma = "," if k + 1 < len(items) else ""
+        head = f"  {json.dumps(key)}: "
+        if isinstance(value, list) and value:
+            rows = [json.dumps(v, sort_keys=True) for v in value]
+            lines.append(head + "[")
+            lines.extend(f"    {row}," for row in rows[:-1])
+            lines.append(f"    {rows[-1]}")
+            lines.append("  ]" + comma)
+        else:
+            lines.append(head + json.dumps(value, sort_keys=True) + comma)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+class Result:
+    """What a run measured (``Results`` of results.rs), as DataFrames and a summary. Reads the
+    engine's results in either form: columns (``Simulation.results``) or records (its JSON)."""
+
+    def __init__(self, raw: Mapping[str, Any], config: Mapping[str, Any], wall_time_s: float) -> None:
+        tables = {key: raw.get(key) or [] for key in TABLES}
+        self.raw = {key: value for key, value in raw.items() if key not in LOGS}
+        """The engine's results except the logs (``LOGS``), with the flows, queues and control
+        loops as records (dicts of Python values, ``None`` where missing): the scalars and
+        tables of the engine's JSON. The logs are kept once, as the DataFrames below
+        (``engine_results`` gives them back); as Python lists they took twice the memory of
+        everything else in an analysis holding many runs (`ccsim reproduce ecn-codel`: 1 185
+        MiB with them, 385 MiB without)."""
+        self.raw.update(with_records(tables))
+        self.config = dict(config)
+        """The core configuration that was run."""
+        self.wall_time_s = wall_time_s
+        self.flows = pd.DataFrame(tables["flows"])
+        """One row per flow, columns as ``FlowResult``."""
+        self.queues = pd.DataFrame(tables["queues"])
+        """One row per output queue (link direction), columns as ``QueueResult``."""
+        traces = raw.get("traces") or {}
+        columns = ["time_s"] + sorted(c for c in traces if c != "time_s")
+        self.traces = pd.DataFrame({c: traces.get(c, []) for c in columns})
+        """``time_s`` plus one column per series, e.g. ``queue.A->B.len_pkts``, ``flow.0.cwnd_bytes``;
+        with ``[trace] flow_counters = true`` also ``flow.0.delivered_bytes`` and
+        ``flow.0.retransmissions`` (cumulative over the measured window)."""
+        log = raw.get("queue_events")
+        self.queue_events = pd.DataFrame(log) if log else None
+        """Every drop and mark (``time_s``, ``queue``, ``flow``, ``event``) when ``trace.events`` is on."""
+        messages = raw.get("messages")
+        self.messages = pd.DataFrame(messages) if messages else None
+        """Every application message (``flow``, ``index``, ``created_s``, ``delivered_s``,
+        ``delay_s``, ``lost``) when ``trace.messages`` is on."""
+        log = raw.get("rtt_samples")
+        self.rtt_samples = pd.DataFrame(log) if log else None
+        """Every RTT sample of every TCP sender over the whole run (``time_s``, ``flow``, ``rtt_s``)
+        when ``trace.rtt`` is on."""
+        self.control = pd.DataFrame(tables["control"], columns=control_columns())
+        """One row per ``[[control]]`` loop: ``itae`` (∫ t|e| dt), ``itae_sum`` (Σ t_k |e_k|, the
+        scale of the ANCE paper's 8727 threshold), ``iae``, ``ise``, the per-sample ``iae_sum``
+        and ``ise_sum``, sample and control counts (lost, stale, applied) and the actuation
+        delay (sampling instant to actuation)."""
+        log = raw.get("control_traces")
+        self.control_traces = pd.DataFrame(log) if log else None
+        """Every loop at every sampling instant (``loop``, ``time_s``, ``reference``, ``output``,
+        ``control``, ``error``) when the scenario has ``[[control]]`` loops; ``control`` is the
+        value the actuator holds just after the instant."""
+
+    def table_i(self, flows: list[int | str] | None = None) -> pd.DataFrame:
+        """Paper 001's Table I: per flow, messages generated, lost on the sensor (refused by a
+        full send buffer), lost on the network, received, still in flight at the end, packets
+        retransmitted (TCP), and the highest and mean delays (see ``TABLE_I_COLUMNS``).
+        ``generated = lost_on_sensor + lost_on_network + received + in_flight``.
+
+        ``flows`` picks rows by id or name; by default, every flow of a ``periodic``
+        application (the sensors). Rows are indexed by flow name.
+        """
+        frame = self.flows
+        if flows is None:
+            rows = frame[frame["app"] == "periodic"]
+        else:
+            wanted = []
+            for key in flows:
+                match = frame[(frame["id"] == key) if isinstance(key, int) else (frame["name"] == key)]
+                if match.empty:
+                    raise KeyError(f"no flow {key!r}; flows: {', '.join(frame['name'])}")
+                wanted.append(match.index[0])
+            rows = frame.loc[wanted]
+        table = rows[["name", "transport", "cc", *TABLE_I_COLUMNS.values()]].rename(
+            columns={v: k for k, v in TABLE_I_COLUMNS.items()}
+        )
+        return table.set_index("name")
+
+    def message_delays(self, flow: int | str | None = None) -> pd.DataFrame:
+        """Per-message delay records (paper 001's Figures 2-5): ``flow``, ``name``, ``time_s``
+        (when the message was written), ``delay_s`` (NaN if not delivered) and ``lost``, for
+        every message delivered or lost (messages refused by a full send buffer never entered
+        the transport and are counted only in ``lost_on_sensor``). Needs ``[trace] messages
+        = true``. ``flow`` keeps one flow, by id or name.
+        """
+        if self.messages is None:
+            raise ValueError("no message log: run the scenario with [trace] messages = true")
+        names = dict(zip(self.flows["id"], self.flows["name"]))
+        log = self.messages
+        out = pd.DataFrame(
+            {
+                "flow": log["flow"],
+                "name": log["flow"].map(names),
+                "time_s": log["created_s"],
+                "delay_s": pd.to_numeric(log["delay_s"], errors="coerce"),
+                "lost": log["lost"].astype(bool),
+            }
+        )
+        if flow is not None:
+            out = out[(out["flow"] == flow) if isinstance(flow, int) else (out["name"] == flow)]
+        return out.sort_values(["flow", "time_s"], kind="stable").reset_index(drop=True)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Everything but the time series, JSON-able; identical for identical seeds."""
+        return dict(self.raw)
+
+    def engine_results(self) -> dict[str, Any]:
+        """The engine's results with their logs: ``raw`` plus each log of ``LOGS`` that the run
+        has, rebuilt from its DataFrame as lists by column (``Result`` reads either form)."""
+        out = dict(self.raw)
+        for key in LOGS:  # each log is the DataFrame attribute of the same name
+            frame = getattr(self, key)
+            if frame is not None:
+                out[key] = frame.to_dict("list")
+        return out
+
+    @property
+    def jain_index(self) -> float | None:
+        """Jain's index of goodput; None when undefined (no flow delivered anything)."""
+        value = self.raw.get("jain_index")
+        return None if value is None else float(value)
+
+    @property
+    def utilization(self) -> float | None:
+        value = self.raw.get("utilization")
+        return None if value is None else float(value)
+
+    @property
+    def events(self) -> int:
+        return int(self.raw["events"])
+
+    @property
+    def seed(self) -> int:
+        return int(self.raw["seed"])
+
+    def write(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
+        """Write tables (Parquet), ``summary.json`` and (unless ``plots`` is false) PNG plots
+        into ``out_dir``."""
+        from .plots import (  # matplotlib: only here
+            CWND_SUFFIX,
+            QUEUE_LENGTH_SUFFIX,
+            plot_control,
+            plot_goodput,
+            plot_series,
+        )
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        tables = [("flows", self.flows), ("queues", self.queues), ("traces", self.traces)]
+        if self.queue_events is not None:
+            tables.append(("queue_events", self.queue_events))
+        if self.messages is not None:
+            tables.append(("messages", self.messages))
+        if self.rtt_samples is not None:
+            tables.append(("rtt_samples", self.rtt_samples))
+        if not self.control.empty:
+            tables.append(("control", self.control))
+        if self.control_traces is not None:
+            tables.append(("control_traces", self.control_traces))
+        # Fixed names only, each checked to stay inside `out` and written atomically (paths.py).
+        for name, frame in tables:
+            path = inside(out, f"{name}.parquet", "--out")
+            write_atomically(path, functools.partial(_write_parquet, frame))
+            written.append(path)
+        summary_path = inside(out, "summary.json", "--out")
+        text = summary_text(self.summary)
+        write_atomically(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        written.append(summary_path)
+        if not plots:
+            _remove_stale(out, written)
+            return written
+        warmup_s = float(self.raw.get("warmup_s", 0.0))
+        flow_labels = {
+            str(f["id"]): f["name"] + (f" ({f['group']})" if f.get("group") else "") for f in self.raw["flows"]
+        }
+
+        def queue_plot(path: Path) -> bool:
+            return plot_series(
+                self.traces,
+                "queue.",
+                QUEUE_LENGTH_SUFFIX,
+                "queue length (packets)",
+                "Queue length",
+                path,
+                warmup_s=warmup_s,
+            )
+
+        def cwnd_plot(path: Path) -> bool:
+            return plot_series(
+                self.traces,
+                "flow.",
+                CWND_SUFFIX,
+                "cwnd (kB)",
+                "Congestion window",
+                path,
+                scale=1e-3,
+                labels=flow_labels,
+                warmup_s=warmup_s,
+            )
+
+        def goodput_plot(path: Path) -> bool:
+            return plot_goodput(self.flows, path)
+
+        def control_plot(path: Path) -> bool:
+            return self.control_traces is not None and plot_control(
+                self.control_traces, list(self.control["name"]), path
+            )
+
+        figures = [
+            ("queue_length.png", queue_plot),
+            ("cwnd.png", cwnd_plot),
+            ("goodput.png", goodput_plot),
+            ("control.png", control_plot),
+        ]
+        for filename, draw in figures:
+            path = inside(out, filename, "--out")
+            if write_atomically(path, draw):
+                written.append(path)
+        _remove_stale(out, written)
+        return written
+
+    def __repr__(self) -> str:
+        util = "n/a" if self.utilization is None else f"{self.utilization:.3f}"
+        return (
+            f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
+            f"jain={self.jain_index} utilization={util} events={self.events}>"
+        )
+
+
+# Every file a run can leave in its directory (Result.write, and write_replay at the name
+# `ccsim run` gives it). A run written into a directory that holds an earlier run's files
+# removes those it did not write itself, so the directory describes one run: a second run
+# without control loops must not leave the first one's control.parquet and control.png behind.
+RUN_FILES = (
+    "flows.parquet",
+    "queues.parquet",
+    "traces.parquet",
+    "queue_events.parquet",
+    "messages.parquet",
+    "rtt_samples.parquet",
+    "control.parquet",
+    "control_traces.parquet",
+    "summary.json",
+    "queue_length.png",
+    "cwnd.png",
+    "goodput.png",
+    "control.png",
+    "replay.json",
+)
+
+
+def _remove_stale(out: Path, written: list[Path]) -> None:
+    keep = {path.name for path in written}
+    for name in RUN_FILES:
+        if name not in keep:
+            path = out / name
+            if path.is_symlink() or path.is_file():  # a link is removed, never followed
+                path.unlink(missing_ok=True)
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    frame.to_parquet(path, index=False)

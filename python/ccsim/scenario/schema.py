@@ -1,0 +1,652 @@
+"""The scenario file: pydantic models of its TOML tables, cross-reference checks, loading with
+command-line overrides, and compilation to the engine's configuration (config.rs).
+
+Key paths (``simulation.duration``, ``topology.bottleneck.queue.kind``, ``flows[0].cc``...) are
+the public interface of sweeps, docs and ``--set``; keep them stable.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from ..bulk import without_gc
+from ..errors import NO_FILE, SHOWN_CHARS, FieldError, ScenarioError, one_line, show
+from . import units
+from .fields import (
+    AppAlgo,
+    Bytes,
+    CcAlgo,
+    ControllerAlgo,
+    ReferenceAlgo,
+    StartWindow,
+    StrictModel,
+    Time,
+    TransportAlgo,
+    algo,
+)
+from .overrides import apply_overrides
+from .profiles import apply_profile
+from .registry import engine_facts, get_registry
+from .topology import Dumbbell, Network, Topology
+
+__all__ = [
+    "Simulation",
+    "Flow",
+    "Plant",
+    "Control",
+    "Metrics",
+    "Trace",
+    "Scenario",
+    "load",
+    "from_dict",
+    "read_toml",
+    "compile_scenario",
+    "scenario_key",
+    "engine_check",
+]
+
+U64_MAX = 2**64 - 1
+# Flows (after ``count``) a scenario may have: the engine numbers them with u32, and a count
+# beyond this is a typo or hostile input that would take the front's memory before any check.
+MAX_FLOWS = 100_000
+# Largest scenario or sweep file read (the largest real one is a few kB).
+MAX_FILE_BYTES = 16 * 2**20
+
+
+class Simulation(StrictModel):
+    """``[simulation]``: how long, from when statistics count, which seed."""
+
+    duration: Time
+    warmup: Time = 0
+    seed: Annotated[int, Field(ge=0, le=U64_MAX)] = 1
+
+    # warmup < duration is the engine's check (engine_check).
+    @model_validator(mode="after")
+    def _window_is_not_empty(self) -> Simulation:
+        if self.duration <= 0:
+            raise FieldError("duration", "must be longer than 0s")
+        return self
+
+
+class Flow(StrictModel):
+    """One ``[[flows]]`` table: ``count`` identical flows from a host to a host."""
+
+    pair: Annotated[int, Field(ge=0)] | None = None
+    src: str | None = None
+    dst: str | None = None
+    count: Annotated[int, Field(ge=1, le=MAX_FLOWS)] = 1
+    transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "tcp"))
+    cc: CcAlgo | None = None
+    app: AppAlgo = Field(default_factory=lambda: algo("app", "bulk"))
+    start: StartWindow = (0, None)
+    stop: Time | None = None
+    group: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _addressed_once(self) -> Flow:
+        if self.pair is not None and (self.src is not None or self.dst is not None):
+            raise FieldError("pair", "give either pair or src and dst, not both")
+        if self.pair is None:
+            for end in ("src", "dst"):
+                if getattr(self, end) is None:
+                    raise FieldError(end, "required: give pair = i (dumbbell), or src and dst host names")
+        if self.stop is not None and self.stop <= self.start[0]:
+            raise FieldError("stop", "must be after start")
+        return self
+
+
+MOTOR_NUM = [36.3]
+MOTOR_DEN = [1.0, 36.17, 0.0]
+
+
+class Plant(StrictModel):
+    """A plant's transfer function, coefficients in descending powers of s. Default: the DC
+    motor of the ANCE paper, G(s) = 36.3 / (s^2 + 36.17 s)."""
+
+    num: list[float] = Field(default_factory=lambda: list(MOTOR_NUM))
+    den: list[float] = Field(default_factory=lambda: list(MOTOR_DEN))
+
+    @model_validator(mode="after")
+    def _proper_and_finite(self) -> Plant:
+        for key in ("num", "den"):
+            for k, value in enumerate(getattr(self, key)):
+                if not math.isfinite(value):
+                    raise FieldError(f"{key}[{k}]", f"must be a finite number, got {show(value)}")
+        den = list(self.den)
+        while den and den[0] == 0:
+            den.pop(0)
+        num = list(self.num)
+        while num and num[0] == 0:
+            num.pop(0)
+        if len(den) < 2:
+            raise FieldError("den", "the denominator must have degree >= 1 (e.g. [1, 36.17, 0])")
+        if len(den) - 1 > (max_order := engine_facts()["max_plant_order"]):
+            raise FieldError("den", f"plant order {len(den) - 1} exceeds the supported {max_order}")
+        if len(num) > len(den):
+            raise FieldError("num", f"improper: numerator degree {len(num) - 1} > denominator degree {len(den) - 1}")
+        return self
+
+
+class Control(StrictModel):
+    """One ``[[control]]`` table: a networked control loop. The sensor on ``plant_host``
+    samples the plant every ``sampling_period`` and sends each sample to ``controller_host``;
+    the controller answers each sample it uses with a control for the actuator. Both message
+    streams are flows of their own (``transport``, ``message_size`` bytes of payload), named
+    ``NAME.sensor`` and ``NAME.actuator``, appended after the ``[[flows]]``. Without the two
+    hosts the loop is ideal (no network): the classical sampled-data loop."""
+
+    name: str | None = None
+    plant_host: str | None = None
+    controller_host: str | None = None
+    plant: Plant = Field(default_factory=Plant)
+    controller: ControllerAlgo = Field(default_factory=lambda: algo("controller", "pid"))
+    reference: ReferenceAlgo = Field(default_factory=lambda: algo("reference", "square"))
+    sampling_period: Time = 14_000_000
+    message_size: Bytes = 48
+    transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "udp"))
+    start: Time = 0
+    stop: Time | None = None
+    substeps: Annotated[int, Field(ge=1, le=1_000_000)] = 16
+    """Integration steps per sampling period for the integral scores (ITAE, IAE, ISE)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Control:
+        if (self.plant_host is None) != (self.controller_host is None):
+            missing = "controller_host" if self.controller_host is None else "plant_host"
+            raise FieldError(missing, "give both plant_host and controller_host, or neither (an ideal loop)")
+        if self.sampling_period <= 0:
+            raise FieldError("sampling_period", "must be longer than 0s")
+        if self.message_size <= 0:
+            raise FieldError("message_size", "must be at least 1B")
+        if self.stop is not None and self.stop <= self.start:
+            raise FieldError("stop", "must be after start")
+        return self
+
+    @property
+    def networked(self) -> bool:
+        return self.plant_host is not None
+
+
+class Metrics(StrictModel):
+    """``[metrics]``: which flows Jain's index covers (all when absent)."""
+
+    jain_flows: list[Annotated[int, Field(ge=0)]] | None = None
+
+
+class Trace(StrictModel):
+    """``[trace]``: time series sampled every ``interval``."""
+
+    interval: Time
+    queues: list[str] = Field(default_factory=list)
+    cwnd: bool = True
+    flow_counters: bool = False
+    """Sample each flow's delivered bytes and retransmissions, cumulative over the measured
+    window (``flow.N.delivered_bytes``, ``flow.N.retransmissions``): throughput over time."""
+    events: bool = False
+    """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
+    messages: bool = False
+    """Log every application message: created, delivered or lost (``Result.messages``)."""
+    rtt: bool = False
+    """Log every RTT sample of every TCP sender with its time and flow (``Result.rtt_samples``;
+    the input of ``ccsim arima fit``)."""
+
+    @model_validator(mode="after")
+    def _interval_positive(self) -> Trace:
+        if self.interval <= 0:
+            raise FieldError("interval", "must be longer than 0s")
+        return self
+
+
+class Scenario(StrictModel):
+    """A whole scenario. ``ccsim.load(path)``, ``from_dict(d)`` and ``Scenario.build(d)`` raise
+    ScenarioError on bad input; ``Scenario(...)`` raises pydantic's ValidationError."""
+
+    description: str | None = None
+    simulation: Simulation
+    topology: Topology
+    flows: list[Flow] = Field(default_factory=list)
+    metrics: Metrics = Field(default_factory=Metrics)
+    trace: Trace | None = None
+    control: list[Control] = Field(default_factory=list)
+
+    _network: Network = PrivateAttr()
+
+    @classmethod
+    def build(cls, data: Any, file: str = NO_FILE) -> Scenario:
+        """Validate ``data``, then run the engine's checks on its compiled configuration
+        (``engine_check``); problems raise ScenarioError (``FILE: FIELD: MESSAGE``)."""
+        scenario = super().build(data, file)
+        engine_check(scenario, file)
+        return scenario
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> Scenario:
+        try:
+            self._network = self.topology.expand()
+        except FieldError as exc:
+            raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
+        _check_flows(self, self._network)
+        _check_control(self, self._network)
+        _check_flow_references(self)
+        return self
+
+    @property
+    def network(self) -> Network:
+        """The expanded nodes and links."""
+        return self._network
+
+    def expanded_flows(self) -> list[tuple[Flow, str, str, int]]:
+        """(flow table, src name, dst name, replica number) per flow after ``count``."""
+        out: list[tuple[Flow, str, str, int]] = []
+        for flow in self.flows:
+            src, dst = _endpoints(flow)
+            out.extend((flow, src, dst, replica) for replica in range(flow.count))
+        return out
+
+    def flow_names(self) -> list[str | None]:
+        """Each compiled flow's name (``name``, or ``name.k`` for replicas), by index."""
+        return [_replica_name(flow, replica) for flow, _, _, replica in self.expanded_flows()]
+
+    def bottleneck_queue(self) -> str | None:
+        return self.topology.bottleneck_queue or self._network.default_bottleneck
+
+    def to_config(self) -> dict[str, Any]:
+        """The core configuration (config.rs ``Config``) as a JSON-able dict."""
+        return compile_scenario(self)
+
+
+def _endpoints(flow: Flow) -> tuple[str, str]:
+    if flow.pair is not None:
+        return f"s{flow.pair}", f"r{flow.pair}"
+    assert flow.src is not None and flow.dst is not None  # checked by Flow's validator
+    return flow.src, flow.dst
+
+
+def _check_flows(scenario: Scenario, net: Network) -> None:
+    """What the compiler needs (names of nodes that exist, dumbbell pairs) and what the engine
+    cannot see (transfer shapes, the number of flows). The engine checks that flows run
+    between two different hosts and that Jain's flows exist (engine_check)."""
+    duration = scenario.simulation.duration
+    hosts = net.hosts()
+    for i, flow in enumerate(scenario.flows):
+        where = f"flows[{i}]"
+        if flow.pair is not None:
+            topo = scenario.topology
+            if not isinstance(topo, Dumbbell):
+                raise FieldError(f"{where}.pair", f"pair = i addresses dumbbell pairs; a {topo.kind} needs src and dst")
+            if topo.pairs is None:
+                raise FieldError(
+                    f"{where}.pair", "this dumbbell has sources and sinks, not pairs; give src and dst host names"
+                )
+            if flow.pair >= len(topo.pairs):
+                raise FieldError(
+                    f"{where}.pair",
+                    f"no pair {show(flow.pair)}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})",
+                )
+        else:
+            for end in ("src", "dst"):
+                name = getattr(flow, end)
+                if name not in net.nodes:
+                    raise FieldError(f"{where}.{end}", f"no node named {show(name)}; hosts: {', '.join(hosts)}")
+        if flow.start[0] >= duration:
+            raise FieldError(
+                f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
+            )
+        _check_size_distribution(flow, where)
+    total = sum(flow.count for flow in scenario.flows)
+    if total > MAX_FLOWS:
+        raise FieldError("flows", f"{total} flows in all (after count); at most {MAX_FLOWS} are supported")
+
+
+def _check_size_distribution(flow: Flow, where: str) -> None:
+    """What the transfer's parameter table cannot say alone (app/transfer.rs ``check``): a
+    Pareto needs shape > 1 for its mean to exist; a uniform of mean ``size`` needs
+    ``size_min <= size``."""
+    if flow.app.kind != "transfer":
+        return
+    params = flow.app.params
+    dist = params.get("distribution", "fixed")
+    if dist == "pareto":
+        spec = get_registry().model("app", "transfer").param("shape")
+        shape = params.get("shape", spec.default if spec is not None else None)
+        if shape is not None and shape <= 1:
+            raise FieldError(
+                f"{where}.app.shape", f"a Pareto distribution has a finite mean only for shape > 1, got {shape:g}"
+            )
+    if dist == "uniform" and params.get("size_min", 0) > params["size"]:
+        raise FieldError(
+            f"{where}.app.size_min",
+            f"must be at most size ({units.format_bytes(params['size'])}) for a uniform of mean size",
+        )
+
+
+def _check_control(scenario: Scenario, net: Network) -> None:
+    duration = scenario.simulation.duration
+    hosts = net.hosts()
+    names = {flow.name for flow in scenario.flows if flow.name is not None}
+    for i, loop in enumerate(scenario.control):
+        where = f"control[{i}]"
+        if loop.name is not None:
+            if loop.name in names:
+                raise FieldError(f"{where}.name", f"{show(loop.name)} is already the name of a flow or control loop")
+            names.add(loop.name)
+        if loop.networked:
+            for key in ("plant_host", "controller_host"):
+                name = getattr(loop, key)
+                if name not in net.nodes:
+                    raise FieldError(f"{where}.{key}", f"no node named {show(name)}; hosts: {', '.join(hosts)}")
+                if net.nodes[name] != "host":
+                    raise FieldError(
+                        f"{where}.{key}", f"{show(name)} is a router; the loop runs between hosts: {', '.join(hosts)}"
+                    )
+            if loop.plant_host == loop.controller_host:
+                raise FieldError(f"{where}.controller_host", f"same host as plant_host ({show(loop.plant_host)})")
+        if loop.start >= duration:
+            raise FieldError(
+                f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
+            )
+
+
+def control_name(loop: Control, i: int) -> str:
+    """The label of loop ``i`` (and the prefix of its flows' names)."""
+    return loop.name if loop.name is not None else f"control{i}"
+
+
+def _replica_name(flow: Flow, replica: int) -> str | None:
+    # Replicas of a named table are told apart as name.0, name.1, ...
+    return f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
+
+
+def _flow_refs(app_kind: str) -> tuple[str, ...]:
+    return get_registry().model("app", app_kind).flow_refs
+
+
+def _check_flow_references(scenario: Scenario) -> None:
+    """Application parameters that point at a flow (the registry's ``flow_refs``) name an
+    existing one."""
+    names = scenario.flow_names()
+    known = ", ".join(repr(n) for n in names if n is not None) or "none (give flows a name)"
+    first = 0  # index of the table's first compiled flow
+    for i, flow in enumerate(scenario.flows):
+        own = range(first, first + flow.count)
+        first += flow.count
+        for key in sorted(set(_flow_refs(flow.app.kind)) & flow.app.params.keys()):
+            target = flow.app.params[key]
+            where = f"flows[{i}].app.{key}"
+            if isinstance(target, str) and target in names and names.index(target) in own:
+                raise FieldError(where, f"{show(target)} is this flow itself; name another flow")
+            if isinstance(target, str):
+                matches = names.count(target)
+                if matches == 0:
+                    replicas = [n for n in names if n is not None and n.startswith(target + ".")]
+                    hint = (
+                        f"it has {len(replicas)} replicas, name one: {', '.join(replicas)}"
+                        if replicas
+                        else f"flows: {known}"
+                    )
+                    raise FieldError(where, f"no flow named {show(target)}; {hint}")
+                if matches > 1:
+                    raise FieldError(
+                        where, f"{matches} flows are named {show(target)}; names must be unique to be referenced"
+                    )
+            elif not 0 <= target < len(names):
+                raise FieldError(where, f"no flow {target}; flows are numbered 0..{len(names) - 1}")
+
+
+def _resolve_app(flow: Flow, names: list[str | None]) -> dict[str, Any]:
+    """The application's core configuration with flow names replaced by flow indices."""
+    app = flow.app.to_config()
+    for key, value in app["params"].items():
+        if key in _flow_refs(flow.app.kind) and isinstance(value, str):
+            app["params"][key] = names.index(value)
+    return app
+
+
+@without_gc
+def compile_scenario(scenario: Scenario) -> dict[str, Any]:
+    """The core configuration (config.rs) of a validated scenario, as a JSON-able dict."""
+    net = scenario.network
+    index = {name: i for i, name in enumerate(net.nodes)}
+    nodes, links = net.to_config()
+    names = scenario.flow_names()
+    flows = []
+    for flow, src, dst, replica in scenario.expanded_flows():
+        transport, cc = apply_profile(flow.transport, flow.cc)
+        flows.append(
+            {
+                "name": _replica_name(flow, replica),
+                "src": index[src],
+                "dst": index[dst],
+                "transport": transport,
+                "cc": cc,
+                "app": _resolve_app(flow, names),
+                "start_ns": flow.start[0],
+                "start_max_ns": flow.start[1],
+                "stop_ns": flow.stop,
+                "group": flow.group,
+            }
+        )
+    user_flows = len(flows)
+    control = []
+    for i, loop in enumerate(scenario.control):
+        name = control_name(loop, i)
+        sensor = actuator = None
+        if loop.networked:
+            assert loop.plant_host is not None and loop.controller_host is not None
+            ends = {
+                "sensor": (loop.plant_host, loop.controller_host),
+                "actuator": (loop.controller_host, loop.plant_host),
+            }
+            for role, (src, dst) in ends.items():
+                flows.append(
+                    {
+                        "name": f"{name}.{role}",
+                        "src": index[src],
+                        "dst": index[dst],
+                        "transport": loop.transport.to_config(),
+                        "cc": None,
+                        "app": {"kind": "ncs", "params": {"size": loop.message_size}},
+                        "start_ns": loop.start,
+                        "start_max_ns": None,
+                        "stop_ns": loop.stop,
+                        "group": name,
+                    }
+                )
+            sensor, actuator = len(flows) - 2, len(flows) - 1
+        control.append(
+            {
+                "name": name,
+                "plant_num": list(loop.plant.num),
+                "plant_den": list(loop.plant.den),
+                "controller": loop.controller.to_config(),
+                "reference": loop.reference.to_config(),
+                "period_ns": loop.sampling_period,
+                "sensor_flow": sensor,
+                "actuator_flow": actuator,
+                "start_ns": loop.start,
+                "substeps": loop.substeps,
+            }
+        )
+    jain_flows = scenario.metrics.jain_flows
+    if jain_flows is None and len(flows) > user_flows:
+        # Jain's index is about the [[flows]] traffic, not the control loops' messages.
+        jain_flows = list(range(user_flows))
+    trace = scenario.trace
+    return {
+        "duration_ns": scenario.simulation.duration,
+        "warmup_ns": scenario.simulation.warmup,
+        "seed": scenario.simulation.seed,
+        "nodes": nodes,
+        "links": links,
+        "flows": flows,
+        "trace": {
+            "interval_ns": trace.interval if trace else None,
+            "queues": list(trace.queues) if trace else [],
+            "cwnd": trace.cwnd if trace else True,
+            "flow_counters": trace.flow_counters if trace else False,
+            "events": trace.events if trace else False,
+            "messages": trace.messages if trace else False,
+            "rtt": trace.rtt if trace else False,
+        },
+        "bottleneck": scenario.bottleneck_queue(),
+        "jain_flows": jain_flows,
+        "control": control,
+    }
+
+
+# The engine's configuration keys (config.rs) that compile_scenario renames, by where they are.
+_TOP_KEYS = {
+    "duration_ns": "simulation.duration",
+    "warmup_ns": "simulation.warmup",
+    "seed": "simulation.seed",
+    "bottleneck": "topology.bottleneck_queue",
+    "jain_flows": "metrics.jain_flows",
+    "trace.interval_ns": "trace.interval",
+}
+_FLOW_KEYS = {"start_ns": "start", "start_max_ns": "start", "stop_ns": "stop"}
+# A control loop's message flow: its keys in the [[control]] table (src and dst by role).
+_MESSAGE_FLOW_KEYS = {"start_ns": "start", "stop_ns": "stop", "app": "message_size"}
+_MESSAGE_ENDS = {
+    "sensor": {"src": "plant_host", "dst": "controller_host"},
+    "actuator": {"src": "controller_host", "dst": "plant_host"},
+}
+_CONTROL_KEYS = {
+    "plant_num": "plant.num",
+    "plant_den": "plant.den",
+    "period_ns": "sampling_period",
+    "start_ns": "start",
+    "sensor_flow": "plant_host",
+    "actuator_flow": "controller_host",
+}
+_INDEXED = re.compile(r"^(flows|control)\[(\d+)\](?:\.([^.\[]+))?(.*)$")
+
+
+def _renamed(head: str | None, rest: str, renames: dict[str, str]) -> str:
+    """``.head rest`` with ``head`` renamed; a renamed key stands for its whole subtree (the
+    scenario key has no such parts: ``app.size`` of a message flow is ``message_size``)."""
+    if head is None:
+        return rest
+    if head in renames:
+        return "." + renames[head]
+    return f".{head}{rest}"
+
+
+def scenario_key(scenario: Scenario, field: str) -> str:
+    """The scenario key of the engine's configuration path ``field`` (a ConfigError's), as
+    compile_scenario lays the configuration out: ``warmup_ns`` is ``simulation.warmup``, the
+    k-th compiled flow is the ``[[flows]]`` table it was expanded from (tables expand by
+    ``count``) or the ``[[control]]`` loop whose messages it carries, ``jain_flows[j]`` is
+    ``metrics.jain_flows[j]``; keys the compiler copies as they are pass through."""
+    match = _INDEXED.match(field)
+    if match is None:
+        for engine, key in _TOP_KEYS.items():
+            if field == engine or field.startswith((engine + ".", engine + "[")):
+                return key + field[len(engine) :]
+        return field
+    table, k, head, rest = match.group(1), int(match.group(2)), match.group(3), match.group(4)
+    if table == "control":
+        return f"control[{k}]" + _renamed(head, rest, _CONTROL_KEYS)
+    for i, flow in enumerate(scenario.flows):
+        if k < flow.count:
+            return f"flows[{i}]" + _renamed(head, rest, _FLOW_KEYS)
+        k -= flow.count
+    # After the [[flows]]: the networked loops' messages, sensor then actuator, loop by loop.
+    networked = [c for c, loop in enumerate(scenario.control) if loop.networked]
+    if k // 2 < len(networked):
+        role = "sensor" if k % 2 == 0 else "actuator"
+        return f"control[{networked[k // 2]}]" + _renamed(head, rest, {**_MESSAGE_FLOW_KEYS, **_MESSAGE_ENDS[role]})
+    return field
+
+
+def engine_error(scenario: Scenario, exc: Exception, file: str = NO_FILE) -> ScenarioError:
+    """The engine's ConfigError about the compiled ``scenario`` as a ScenarioError naming the
+    scenario key."""
+    field = getattr(exc, "field", "")
+    message = getattr(exc, "message", str(exc))
+    return ScenarioError(file, scenario_key(scenario, field) if field else "", message)
+
+
+def engine_check(scenario: Scenario, file: str = NO_FILE, config: dict[str, Any] | None = None) -> None:
+    """The engine's checks of the compiled scenario (``config``, compiled here when not
+    given): warm-up within the duration, flows between two different hosts with a route,
+    queue names, Jain's flows, the models' parameters together. A refusal is a ScenarioError
+    naming the scenario key. Skipped when the engine is not built, so that scenarios can be
+    read without it."""
+    try:
+        from .. import _core
+    except ImportError:
+        return
+    try:
+        _core.validate(json.dumps(compile_scenario(scenario) if config is None else config))
+    except _core.ConfigError as exc:
+        raise engine_error(scenario, exc, file) from None
+
+
+@without_gc
+def from_dict(data: dict[str, Any], file: str = NO_FILE) -> Scenario:
+    """Validate a scenario given as nested dicts (the parsed TOML); errors are ScenarioErrors."""
+    return Scenario.build(data, file)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The TOML tables of a scenario file; unreadable or malformed files are ScenarioErrors."""
+    file = str(path)
+    try:
+        if stat.S_ISFIFO(os.stat(path).st_mode):  # opening it would wait for a writer forever
+            raise ScenarioError(file, "", "a named pipe, not a scenario file")
+        with open(path, "rb") as f:
+            # Bounded: a device such as /dev/zero, or a huge file, must not take the memory.
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ScenarioError(file, "", f"larger than {MAX_FILE_BYTES // 2**20} MiB; not a scenario file")
+        text = data.decode("utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(file, "", "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(file, "", f"cannot read: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, "", f"not valid TOML: {exc}") from None
+    except ValueError:
+        # tomllib converts integer literals with int(), which refuses more than 4300 digits
+        # (sys.int_max_str_digits) with a plain ValueError.
+        raise ScenarioError(file, "", "not valid TOML here: an integer with more than 4300 digits") from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise ScenarioError(file, "", "not valid TOML: nested too deeply") from None
+
+
+def load(path: str | Path, overrides: list[str] | None = None) -> Scenario:
+    """Read, override (``key.path=value``) and validate a scenario file."""
+    file = str(path)
+    data = read_toml(path)
+    applied = apply_overrides(data, overrides or [], file)
+    try:
+        return from_dict(data, file)
+    except ScenarioError as exc:
+        # Point at the command line when the bad value came from it.
+        for key, text in applied:
+            if _concerns(exc.field, key):
+                raise ScenarioError(
+                    file, exc.field, f"{exc.message} (from --set {one_line(text, SHOWN_CHARS)})"
+                ) from None
+        raise
+
+
+def _concerns(field: str, key: str) -> bool:
+    """Whether an error at ``field`` is about the overridden ``key`` (one contains the other).
+    A key without indices (``flows.cc``) was applied to every element, so indices are ignored."""
+    if "[" not in key:
+        field = re.sub(r"\[\d+\]", "", field)
+    return field == key or field.startswith((key + ".", key + "[")) or key.startswith((field + ".", field + "["))

@@ -1,0 +1,413 @@
+"""Topologies of a scenario: link specs, the dumbbell / daisy-chain / explicit helpers, and
+their expansion into the explicit node and link lists of config.rs.
+
+Only names and parameters are worked out here; routing, queues and everything that moves a
+packet are the engine's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, PlainSerializer, model_validator
+
+from ..errors import FieldError, show
+from .fields import AlgoSpec, Prob, QueueAlgo, Rate, StrictModel, Time, algo
+from .registry import get_registry
+
+__all__ = [
+    "Direction",
+    "LinkSpec",
+    "Pair",
+    "ChainHost",
+    "NodeDecl",
+    "ExplicitLink",
+    "Dumbbell",
+    "DaisyChain",
+    "Explicit",
+    "Star",
+    "Topology",
+    "Network",
+    "Processing",
+    "TOPOLOGY_KINDS",
+]
+
+TOPOLOGY_KINDS = ("dumbbell", "daisy_chain", "explicit", "star")
+# A star's sensor count is expanded into one link spec each; bound it before expanding.
+MAX_SENSORS = 100_000
+
+# Output queue used where a scenario names none: the engine's DropTail at its default limit.
+DEFAULT_QUEUE_KIND = "droptail"
+
+
+class Direction(StrictModel):
+    """What one direction of a link overrides; every field is optional."""
+
+    rate: Rate | None = None
+    delay: Time | None = None
+    loss: Prob | None = None
+    queue: QueueAlgo | None = None
+
+
+class LinkSpec(Direction):
+    """A full-duplex link. ``rate``/``delay``/``loss``/``queue`` apply to both directions;
+    ``reverse`` overrides the b->a direction (asymmetric links)."""
+
+    reverse: Direction | None = None
+
+
+class Pair(LinkSpec):
+    """A dumbbell sender/receiver pair: the spec applies to both of its access links
+    (s_i--A and B--r_i); ``src_delay`` / ``dst_delay`` set the two sides' delays apart."""
+
+    src_delay: Time | None = None
+    dst_delay: Time | None = None
+
+
+class ChainHost(LinkSpec):
+    """A host of a daisy chain, attached to router ``R{router}`` by this link (host->router
+    is the forward direction, ``reverse`` is router->host)."""
+
+    name: str | None = None
+    router: Annotated[int, Field(ge=0)]
+
+
+def _parse_processing(value: Any) -> dict[str, Any]:
+    """``{ delay = "20us", jitter = "50us", distribution = "uniform" }``, checked against the
+    engine's ``node processing`` table (net/processing.rs); canonical values, given keys only."""
+    if not isinstance(value, dict):
+        raise FieldError(
+            "",
+            f'expected a table such as {{ delay = "20us", jitter = "50us", distribution = "uniform" }}, got {show(value)}',
+        )
+    return get_registry().validate_params("node", "processing", value)
+
+
+Processing = Annotated[
+    dict[str, Any],
+    BeforeValidator(_parse_processing),
+    PlainSerializer(lambda p: get_registry().to_human("node", "processing", p), return_type=dict),
+]
+"""A node's per-packet processing: fixed ``delay`` plus a random ``jitter`` (uniform on
+[0, jitter] or exponential of mean jitter), FIFO (``ccsim list``, family ``node``)."""
+
+
+class NodeDecl(StrictModel):
+    """A node of an explicit topology, optionally with per-packet ``processing``."""
+
+    name: Annotated[str, Field(min_length=1)]
+    kind: Literal["host", "router"]
+    processing: Processing | None = None
+
+
+class ExplicitLink(LinkSpec):
+    """A link of an explicit topology between nodes named ``a`` and ``b``."""
+
+    a: str
+    b: str
+
+
+# --- the expanded network -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DirConfig:
+    """One resolved link direction (``DirSpec`` of config.rs)."""
+
+    rate_bps: int
+    delay_ns: int
+    loss: float
+    queue: AlgoSpec
+
+    def to_config(self) -> dict[str, Any]:
+        return {
+            "rate_bps": self.rate_bps,
+            "delay_ns": self.delay_ns,
+            "loss": self.loss,
+            "queue": self.queue.to_config(),
+        }
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    """One resolved link between node names ``a`` and ``b``."""
+
+    a: str
+    b: str
+    ab: DirConfig
+    ba: DirConfig
+
+
+@dataclass
+class Network:
+    """Nodes (name -> host/router, in order) and links, ready for config.rs."""
+
+    nodes: dict[str, str] = field(default_factory=dict)
+    links: list[LinkConfig] = field(default_factory=list)
+    default_bottleneck: str | None = None
+    processing: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per node name: its processing parameters (canonical), for nodes that have one."""
+
+    def set_processing(self, routers: dict[str, Any] | None, hosts: dict[str, Any] | None) -> None:
+        """A topology helper's ``router_processing`` / ``host_processing``: every router / host."""
+        for name, kind in self.nodes.items():
+            chosen = routers if kind == "router" else hosts
+            if chosen is not None:
+                self.processing[name] = dict(chosen)
+
+    def add_node(self, name: str, kind: str, where: str) -> None:
+        if name in self.nodes:
+            raise FieldError(where, f"duplicate node name {show(name)}")
+        self.nodes[name] = kind
+
+    def hosts(self) -> list[str]:
+        return [name for name, kind in self.nodes.items() if kind == "host"]
+
+    def queue_names(self) -> list[str]:
+        """Every output queue, ``a->b`` and ``b->a`` of each link, in link order."""
+        return [name for link in self.links for name in (f"{link.a}->{link.b}", f"{link.b}->{link.a}")]
+
+    def to_config(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        index = {name: i for i, name in enumerate(self.nodes)}
+        nodes = [
+            {
+                "name": name,
+                "kind": kind,
+                **({"processing": dict(self.processing[name])} if name in self.processing else {}),
+            }
+            for name, kind in self.nodes.items()
+        ]
+        links = [
+            {"a": index[link.a], "b": index[link.b], "ab": link.ab.to_config(), "ba": link.ba.to_config()}
+            for link in self.links
+        ]
+        return nodes, links
+
+
+_DIRECTION_FIELDS = ("rate", "delay", "loss", "queue")
+
+
+def _given(spec: Direction | None) -> dict[str, Any]:
+    if spec is None:
+        return {}
+    return {name: getattr(spec, name) for name in _DIRECTION_FIELDS if getattr(spec, name) is not None}
+
+
+def resolve_link(
+    a: str, b: str, layers: list[LinkSpec | None], where: str, rate_hint: str, extra: dict[str, Any] | None = None
+) -> LinkConfig:
+    """Resolve a link from layered specs, most general first (e.g. access defaults, then the
+    pair). A later layer's explicit value wins in each direction; ``reverse`` of a layer wins
+    over that layer's own value for b->a. ``extra`` (e.g. ``src_delay``) applies last, both ways.
+    """
+    forward: dict[str, Any] = {}
+    backward: dict[str, Any] = {}
+    for layer in layers:
+        both = _given(layer)
+        forward.update(both)
+        backward.update(both)
+        if layer is not None:
+            backward.update(_given(layer.reverse))
+    if extra:
+        forward.update(extra)
+        backward.update(extra)
+    if "rate" not in forward:
+        raise FieldError(join(where, "rate"), f"no rate for the link {a}--{b}; {rate_hint}")
+
+    def direction(values: dict[str, Any]) -> DirConfig:
+        return DirConfig(
+            rate_bps=values["rate"],
+            delay_ns=values.get("delay", 0),
+            loss=values.get("loss", 0.0),
+            queue=values.get("queue") or algo("queue", DEFAULT_QUEUE_KIND),
+        )
+
+    for name, values in (("rate", forward), ("reverse.rate", backward)):
+        if values["rate"] == 0:
+            raise FieldError(join(where, name), f"the link {a}--{b} needs a rate above 0")
+    return LinkConfig(a=a, b=b, ab=direction(forward), ba=direction(backward))
+
+
+def join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+# --- topology kinds -------------------------------------------------------------------------
+
+
+class Dumbbell(StrictModel):
+    """N senders -- A == B -- N receivers, with the bottleneck A--B.
+
+    Nodes: senders ``s0..``, routers ``A``, ``B``, receivers ``r0..``. Either ``pairs`` (s_i and
+    r_i share one spec; flows say ``pair = i``) or ``sources`` and ``sinks`` (each host its own
+    access link; flows say ``src = "s1", dst = "r2"``). Links: A--B first, then s_i--A, then B--r_i.
+    """
+
+    kind: Literal["dumbbell"]
+    bottleneck: LinkSpec
+    access: LinkSpec | None = None
+    pairs: list[Pair] | None = None
+    sources: list[LinkSpec] | None = None
+    sinks: list[LinkSpec] | None = None
+    bottleneck_queue: str | None = None
+    router_processing: Processing | None = None
+    """Per-packet processing at every router (``processing`` of an explicit node)."""
+    host_processing: Processing | None = None
+    """Per-packet processing at every host: what it sends and what it receives."""
+
+    @model_validator(mode="after")
+    def _one_way_to_give_hosts(self) -> Dumbbell:
+        if self.pairs is not None and (self.sources is not None or self.sinks is not None):
+            raise FieldError("pairs", "give either pairs, or sources and sinks, not both")
+        if self.pairs is None and (self.sources is None or self.sinks is None):
+            missing = "sinks" if self.sources is not None else "sources" if self.sinks is not None else "pairs"
+            raise FieldError(missing, "required: give pairs, or sources and sinks")
+        for name in ("pairs", "sources", "sinks"):
+            if getattr(self, name) == []:
+                raise FieldError(name, "must not be empty")
+        return self
+
+    def expand(self) -> Network:
+        net = Network(default_bottleneck="A->B")
+        senders = self.pairs if self.pairs is not None else self.sources or []
+        receivers = self.pairs if self.pairs is not None else self.sinks or []
+        for i in range(len(senders)):
+            net.add_node(f"s{i}", "host", "")
+        net.add_node("A", "router", "")
+        net.add_node("B", "router", "")
+        for i in range(len(receivers)):
+            net.add_node(f"r{i}", "host", "")
+        net.links.append(resolve_link("A", "B", [self.bottleneck], "bottleneck", "set bottleneck.rate"))
+        src_key, dst_key = ("pairs", "pairs") if self.pairs is not None else ("sources", "sinks")
+        for i, spec in enumerate(senders):
+            hint = f"set {src_key}[{i}].rate or access.rate"
+            extra = {"delay": spec.src_delay} if isinstance(spec, Pair) and spec.src_delay is not None else None
+            net.links.append(resolve_link(f"s{i}", "A", [self.access, spec], f"{src_key}[{i}]", hint, extra))
+        for i, spec in enumerate(receivers):
+            hint = f"set {dst_key}[{i}].rate or access.rate"
+            extra = {"delay": spec.dst_delay} if isinstance(spec, Pair) and spec.dst_delay is not None else None
+            net.links.append(resolve_link("B", f"r{i}", [self.access, spec], f"{dst_key}[{i}]", hint, extra))
+        net.set_processing(self.router_processing, self.host_processing)
+        return net
+
+
+class DaisyChain(StrictModel):
+    """Routers ``R0..Rn`` in a line (hop i links R_i--R_{i+1}), hosts attached at routers.
+
+    Without ``bottleneck_queue`` the bottleneck is the forward direction of the slowest hop
+    (the first of equals).
+    """
+
+    kind: Literal["daisy_chain"]
+    hops: Annotated[list[LinkSpec], Field(min_length=1)]
+    hosts: Annotated[list[ChainHost], Field(min_length=1)]
+    access: LinkSpec | None = None
+    bottleneck_queue: str | None = None
+    router_processing: Processing | None = None
+    """Per-packet processing at every router (``processing`` of an explicit node)."""
+    host_processing: Processing | None = None
+    """Per-packet processing at every host: what it sends and what it receives."""
+
+    def expand(self) -> Network:
+        net = Network()
+        routers = [f"R{i}" for i in range(len(self.hops) + 1)]
+        for name in routers:
+            net.add_node(name, "router", "")
+        for i, host in enumerate(self.hosts):
+            net.add_node(host.name or f"h{i}", "host", f"hosts[{i}].name")
+        for i, hop in enumerate(self.hops):
+            net.links.append(resolve_link(routers[i], routers[i + 1], [hop], f"hops[{i}]", f"set hops[{i}].rate"))
+        for i, host in enumerate(self.hosts):
+            if host.router >= len(routers):
+                raise FieldError(
+                    f"hosts[{i}].router",
+                    f"no router R{host.router}; the chain has {', '.join(routers)} (router = 0..{len(routers) - 1})",
+                )
+            name = host.name or f"h{i}"
+            hint = f"set hosts[{i}].rate or access.rate"
+            net.links.append(resolve_link(name, routers[host.router], [self.access, host], f"hosts[{i}]", hint))
+        slowest = min(net.links[: len(self.hops)], key=lambda link: link.ab.rate_bps)
+        net.default_bottleneck = f"{slowest.a}->{slowest.b}"
+        net.set_processing(self.router_processing, self.host_processing)
+        return net
+
+
+class Explicit(StrictModel):
+    """Nodes and links written out by name."""
+
+    kind: Literal["explicit"]
+    nodes: Annotated[list[NodeDecl], Field(min_length=1)]
+    links: list[ExplicitLink]
+    bottleneck_queue: str | None = None
+
+    def expand(self) -> Network:
+        net = Network()
+        for i, node in enumerate(self.nodes):
+            net.add_node(node.name, node.kind, f"nodes[{i}].name")
+            if node.processing is not None:
+                net.processing[node.name] = dict(node.processing)
+        known = ", ".join(net.nodes)
+        seen: set[frozenset[str]] = set()
+        for i, link in enumerate(self.links):
+            for end in ("a", "b"):
+                name = getattr(link, end)
+                if name not in net.nodes:
+                    raise FieldError(f"links[{i}].{end}", f"no node named {show(name)}; nodes: {known}")
+            if link.a == link.b:
+                raise FieldError(f"links[{i}].b", f"a link needs two different nodes, got {show(link.a)} twice")
+            ends = frozenset((link.a, link.b))
+            if ends in seen:
+                raise FieldError(f"links[{i}]", f"a second link between {link.a} and {link.b}; at most one is allowed")
+            seen.add(ends)
+            net.links.append(resolve_link(link.a, link.b, [link], f"links[{i}]", f"set links[{i}].rate"))
+        return net
+
+
+def _sensor_specs(value: Any) -> Any:
+    """``sensors = 3`` is three sensors with the access spec only: ``[{}, {}, {}]``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise FieldError("", f"expected at least one sensor (a count, or one link spec per sensor), got {value}")
+        if value > MAX_SENSORS:
+            raise FieldError("", f"at most {MAX_SENSORS} sensors are supported, got {value}")
+        return [{} for _ in range(value)]
+    return value
+
+
+class Star(StrictModel):
+    """Sensors -> router -> controller, the centralised control system of paper 001 (Dedu et al.).
+
+    Nodes: hosts ``sensor0..``, the router ``router`` and the host ``controller``. ``sensors``
+    is how many, or one link spec per sensor (each over ``access``). ``access`` applies to every
+    sensor--router link (sensor->router is its forward direction, ``reverse`` router->sensor);
+    ``bottleneck`` is the router--controller link (router->controller forward, with the
+    router's queue). Links: router--controller first, then sensor_i--router. The bottleneck
+    queue is ``router->controller`` unless ``bottleneck_queue`` says otherwise.
+    """
+
+    kind: Literal["star"]
+    sensors: Annotated[list[LinkSpec], BeforeValidator(_sensor_specs), Field(min_length=1)]
+    bottleneck: LinkSpec
+    access: LinkSpec | None = None
+    bottleneck_queue: str | None = None
+    router_processing: Processing | None = None
+    """Per-packet processing at every router (``processing`` of an explicit node)."""
+    host_processing: Processing | None = None
+    """Per-packet processing at every host: what it sends and what it receives."""
+
+    def expand(self) -> Network:
+        net = Network(default_bottleneck="router->controller")
+        for i in range(len(self.sensors)):
+            net.add_node(f"sensor{i}", "host", "")
+        net.add_node("router", "router", "")
+        net.add_node("controller", "host", "")
+        net.links.append(resolve_link("router", "controller", [self.bottleneck], "bottleneck", "set bottleneck.rate"))
+        for i, spec in enumerate(self.sensors):
+            hint = f"set sensors[{i}].rate or access.rate"
+            net.links.append(resolve_link(f"sensor{i}", "router", [self.access, spec], f"sensors[{i}]", hint))
+        net.set_processing(self.router_processing, self.host_processing)
+        return net
+
+
+Topology = Annotated[Dumbbell | DaisyChain | Explicit | Star, Field(discriminator="kind")]
