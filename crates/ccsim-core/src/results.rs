@@ -145,6 +145,12 @@ pub struct FlowResult {
     pub delay_mean_s: Option<f64>,
     /// Largest one-way delay of data packets that reached the receiver (s).
     pub delay_max_s: Option<f64>,
+    /// Median one-way delay of data packets that reached the receiver (s; from a log-linear
+    /// histogram, within 6.25 %, as `p50_sojourn_s`).
+    pub delay_p50_s: Option<f64>,
+    /// 99th percentile of the one-way delay of data packets that reached the receiver (s; as
+    /// `delay_p50_s`).
+    pub delay_p99_s: Option<f64>,
     /// Messages the application generated (message-based applications).
     pub messages_generated: u64,
     /// Messages refused because the sender's buffer was full ("lost on sensor").

@@ -1,6 +1,7 @@
 //! Per-flow statistics: counters over the measured window (warm-up excluded) plus whole-run
 //! totals used by the conservation invariant.
 
+use crate::sim::histogram::LogHistogram;
 use crate::sim::time::Time;
 
 /// Statistics of one flow. Methods take `now` and count only inside the measured window.
@@ -32,6 +33,8 @@ pub struct FlowStats {
     pub rtt_n: u64,
     /// Largest one-way delay (ns).
     pub delay_max: Option<Time>,
+    /// One-way delays of received data packets (ns), for their percentiles.
+    pub delay_hist: LogHistogram,
     /// Smallest RTT sample (ns).
     pub rtt_min: Option<Time>,
     /// Largest RTT sample (ns).
@@ -112,6 +115,7 @@ impl FlowStats {
             self.delay_n += 1;
             self.delay_sum += delay as u128;
             self.delay_max = Some(self.delay_max.map_or(delay, |m| m.max(delay)));
+            self.delay_hist.record(delay);
         }
     }
 

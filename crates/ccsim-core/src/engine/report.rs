@@ -87,6 +87,8 @@ impl Simulation {
                     rtt_max_s: s.rtt_max.map(secs),
                     delay_mean_s: mean(s.delay_sum, s.delay_n),
                     delay_max_s: s.delay_max.map(secs),
+                    delay_p50_s: s.delay_hist.quantile(0.5).map(|v| v / 1e9),
+                    delay_p99_s: s.delay_hist.quantile(0.99).map(|v| v / 1e9),
                     messages_generated: s.messages_generated,
                     messages_lost_at_sender: s.messages_lost_at_sender,
                     messages_received: s.messages_received,

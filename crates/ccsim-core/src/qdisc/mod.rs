@@ -25,7 +25,6 @@ pub mod fq_codel;
 pub mod jersey_cw;
 pub mod pie;
 pub mod red;
-pub mod sojourn;
 #[cfg(test)]
 pub(crate) mod testkit;
 pub mod threshold;
@@ -285,7 +284,7 @@ pub struct QueueStats {
     /// Largest length seen (packets).
     pub max_len_pkts: u64,
     /// Sojourn times of departures (measured window), for quantiles and the maximum.
-    pub sojourn_hist: sojourn::SojournHistogram,
+    pub sojourn_hist: crate::sim::histogram::LogHistogram,
     /// Sum and maximum of sojourn times of departures (ns).
     pub sojourn_sum: u128,
     /// Sum of the times dropped packets spent in the queue (ns, measured window): a packet
