@@ -10,7 +10,8 @@
 //! found empty moves from `new_flows` to the tail of `old_flows` (§4.2, the anti-starvation
 //! rule; Linux only does this when `old_flows` is non-empty) or leaves `old_flows`. Each
 //! queue runs CoDel ([`super::codel::CodelVars::dequeue`], the same code as `codel`) with
-//! shared parameters.
+//! shared parameters. The scheduler, [`FqScheduler`], is generic over the per-queue AQM:
+//! `fq_pie` runs the same one with PIE.
 //!
 //! When the total exceeds `limit`, packets are dropped from the head of the queue with the
 //! largest byte backlog (§4.1: one packet). `drop_batch` > 1 gives Linux's batch drop (up to
@@ -100,54 +101,81 @@ pub enum List {
     Old,
 }
 
-/// One flow queue.
+/// One flow queue, with the state `V` its AQM keeps for it.
 #[derive(Debug)]
-pub struct FlowQueue {
+pub struct FlowQueue<V> {
     /// The packets; unbounded, as the limit applies to the scheduler's total.
     pub fifo: Fifo,
     /// DRR deficit (bytes); may go negative by less than one packet.
     pub credits: i64,
     /// List membership.
     pub list: List,
-    /// CoDel state of this queue.
-    pub codel: CodelVars,
+    /// The AQM's state for this queue (CoDel's for FQ-CoDel, PIE's for FQ-PIE).
+    pub aqm: V,
+}
+
+/// Packets and bytes held by all the flow queues together.
+#[derive(Debug, Default)]
+pub struct Backlog {
+    /// Packets.
+    pub pkts: usize,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+impl Backlog {
+    /// Take the head of `fifo`, one of the queues counted here.
+    pub fn pop(&mut self, fifo: &mut Fifo) -> Option<Packet> {
+        let pkt = fifo.pop()?;
+        self.pkts -= 1;
+        self.bytes -= pkt.size as u64;
+        Some(pkt)
+    }
 }
 
 /// A flow queue seen by CoDel: pops keep the scheduler's totals right.
 struct FlowStore<'a> {
     fifo: &'a mut Fifo,
-    total_pkts: &'a mut usize,
-    total_bytes: &'a mut u64,
+    total: &'a mut Backlog,
 }
 
 impl PacketStore for FlowStore<'_> {
     fn pop_head(&mut self) -> Option<Packet> {
-        let pkt = self.fifo.pop()?;
-        *self.total_pkts -= 1;
-        *self.total_bytes -= pkt.size as u64;
-        Some(pkt)
+        self.total.pop(self.fifo)
     }
 
     fn backlog_bytes(&self) -> u64 {
         // Whole-qdisc backlog, as Linux (see the module comment).
-        *self.total_bytes
+        self.total.bytes
     }
 }
 
-/// The FQ-CoDel scheduler.
-pub struct FqCodel {
-    params: CodelParams,
+/// The flow-queue scheduler of RFC 8290 §4.1-4.2 (hashing, DRR++ with new and old lists),
+/// shared by FQ-CoDel and FQ-PIE: `V` is the per-queue state of the discipline's AQM, `S`
+/// what the discipline keeps for all its queues.
+pub struct FqScheduler<V, S> {
+    /// The discipline's parameters and whatever state it keeps beside its queues.
+    pub shared: S,
     quantum: i64,
     limit: Size,
-    drop_batch: u64,
     /// Flow queues, indexed by hash bucket.
-    pub queues: Vec<FlowQueue>,
+    pub queues: Vec<FlowQueue<V>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
-    total_pkts: usize,
-    total_bytes: u64,
+    total: Backlog,
     perturbation: Option<u64>,
 }
+
+/// FQ-CoDel's own part: CoDel's parameters and the overflow batch size.
+pub struct CodelShared {
+    /// CoDel parameters, the same for every queue.
+    pub codel: CodelParams,
+    /// Packets dropped from the fattest queue per overflow.
+    pub drop_batch: u64,
+}
+
+/// The FQ-CoDel scheduler.
+pub type FqCodel = FqScheduler<CodelVars, CodelShared>;
 
 /// SplitMix64's finalizer (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
 fn mix(mut z: u64) -> u64 {
@@ -156,23 +184,20 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-impl FqCodel {
-    /// An FQ-CoDel queue with `flows` buckets.
-    pub fn new(params: CodelParams, flows: usize, quantum: u64, limit: Size, drop_batch: u64) -> Self {
+impl<V, S> FqScheduler<V, S> {
+    /// `flows` empty, inactive queues (at least one), each with the AQM state `aqm()`.
+    pub fn with_queues(shared: S, flows: usize, quantum: u64, limit: Size, mut aqm: impl FnMut() -> V) -> Self {
         let flows = flows.max(1);
-        let queues = (0..flows)
-            .map(|_| FlowQueue { fifo: Fifo::unbounded(), credits: 0, list: List::None, codel: CodelVars::default() })
-            .collect();
-        FqCodel {
-            params,
+        let queues =
+            (0..flows).map(|_| FlowQueue { fifo: Fifo::unbounded(), credits: 0, list: List::None, aqm: aqm() });
+        FqScheduler {
+            shared,
             quantum: quantum.clamp(1, i64::MAX as u64) as i64,
             limit,
-            drop_batch: drop_batch.max(1),
-            queues,
+            queues: queues.collect(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
-            total_pkts: 0,
-            total_bytes: 0,
+            total: Backlog::default(),
             perturbation: None,
         }
     }
@@ -191,7 +216,7 @@ impl FqCodel {
     }
 
     /// The bucket of `flow`, drawing the perturbation the first time.
-    fn classify(&mut self, flow: u32, rng: &mut Rng) -> usize {
+    pub fn classify(&mut self, flow: u32, rng: &mut Rng) -> usize {
         let perturbation = *self.perturbation.get_or_insert_with(|| rng.next_u64());
         self.bucket_with(perturbation, flow)
     }
@@ -201,58 +226,43 @@ impl FqCodel {
         self.perturbation.map(|p| self.bucket_with(p, flow))
     }
 
+    /// The total exceeds the limit.
     fn over_limit(&self) -> bool {
         match self.limit {
-            Size::Packets(n) => self.total_pkts as u64 > n,
-            Size::Bytes(n) => self.total_bytes > n,
+            Size::Packets(n) => self.total.pkts as u64 > n,
+            Size::Bytes(n) => self.total.bytes > n,
         }
     }
 
-    /// Drop from the head of the queue with the largest byte backlog (RFC 8290 §4.1).
-    fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
-        // Linear scan, as Linux: only on overflow. Ties go to the lowest index.
-        let mut fat = 0;
-        for (i, q) in self.queues.iter().enumerate() {
-            if q.fifo.bytes() > self.queues[fat].fifo.bytes() {
-                fat = i;
-            }
-        }
-        let q = &mut self.queues[fat];
-        let half = q.fifo.bytes() / 2;
-        let (mut n, mut dropped) = (0, 0);
-        while let Some(pkt) = q.fifo.pop() {
-            let size = pkt.size as u64;
-            self.total_pkts -= 1;
-            self.total_bytes -= size;
-            ctx.drop(pkt, DropReason::Overflow);
-            n += 1;
-            dropped += size;
-            if n >= self.drop_batch || dropped >= half {
-                break;
-            }
-        }
-    }
-}
-
-impl QueueDisc for FqCodel {
-    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
-        let i = self.classify(pkt.flow, ctx.rng);
+    /// Add `pkt` to queue `i`; an inactive queue joins the tail of `new_flows` with one
+    /// quantum of credit (§4.1). The limit is the caller's business.
+    pub fn push(&mut self, i: usize, pkt: Packet) {
         let q = &mut self.queues[i];
-        self.total_pkts += 1;
-        self.total_bytes += pkt.size as u64;
+        self.total.pkts += 1;
+        self.total.bytes += pkt.size as u64;
         q.fifo.push(pkt);
         if q.list == List::None {
             q.list = List::New;
             q.credits = self.quantum;
             self.new_flows.push_back(i as u32);
         }
-        // Each pass removes at least one packet, so this ends.
-        while self.over_limit() && self.total_pkts > 0 {
-            self.drop_from_fattest(ctx);
+    }
+
+    /// Adding `pkt` would exceed the limit.
+    pub fn full_for(&self, pkt: &Packet) -> bool {
+        match self.limit {
+            Size::Packets(n) => self.total.pkts as u64 >= n,
+            Size::Bytes(n) => self.total.bytes + pkt.size as u64 > n,
         }
     }
 
-    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
+    /// DRR++ (§4.2): the next packet, taken by `take` from the queue whose turn it is
+    /// (`take` may drop packets on the way, through the [`Backlog`] it is given; `None`
+    /// means that queue is empty now).
+    pub fn dequeue_with(
+        &mut self,
+        mut take: impl FnMut(&S, &mut FlowQueue<V>, &mut Backlog) -> Option<Packet>,
+    ) -> Option<Packet> {
         loop {
             let (from_new, i) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (true, i as usize),
@@ -272,9 +282,7 @@ impl QueueDisc for FqCodel {
                 self.old_flows.push_back(i as u32);
                 continue;
             }
-            let mut store =
-                FlowStore { fifo: &mut q.fifo, total_pkts: &mut self.total_pkts, total_bytes: &mut self.total_bytes };
-            match q.codel.dequeue(&self.params, &mut store, ctx) {
+            match take(&self.shared, q, &mut self.total) {
                 Some(pkt) => {
                     q.credits -= pkt.size as i64;
                     return Some(pkt);
@@ -294,12 +302,71 @@ impl QueueDisc for FqCodel {
         }
     }
 
+    /// Packets held.
+    pub fn len_packets(&self) -> usize {
+        self.total.pkts
+    }
+
+    /// Bytes held.
+    pub fn len_bytes(&self) -> u64 {
+        self.total.bytes
+    }
+}
+
+impl FqCodel {
+    /// An FQ-CoDel queue with `flows` buckets.
+    pub fn new(params: CodelParams, flows: usize, quantum: u64, limit: Size, drop_batch: u64) -> Self {
+        let shared = CodelShared { codel: params, drop_batch: drop_batch.max(1) };
+        FqScheduler::with_queues(shared, flows, quantum, limit, CodelVars::default)
+    }
+
+    /// Drop from the head of the queue with the largest byte backlog (RFC 8290 §4.1).
+    fn drop_from_fattest(&mut self, ctx: &mut QdiscCtx) {
+        // Linear scan, as Linux: only on overflow. Ties go to the lowest index.
+        let mut fat = 0;
+        for (i, q) in self.queues.iter().enumerate() {
+            if q.fifo.bytes() > self.queues[fat].fifo.bytes() {
+                fat = i;
+            }
+        }
+        let q = &mut self.queues[fat];
+        let half = q.fifo.bytes() / 2;
+        let (mut n, mut dropped) = (0, 0);
+        while let Some(pkt) = self.total.pop(&mut q.fifo) {
+            let size = pkt.size as u64;
+            ctx.drop(pkt, DropReason::Overflow);
+            n += 1;
+            dropped += size;
+            if n >= self.shared.drop_batch || dropped >= half {
+                break;
+            }
+        }
+    }
+}
+
+impl QueueDisc for FqCodel {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        let i = self.classify(pkt.flow, ctx.rng);
+        self.push(i, pkt);
+        // Each pass removes at least one packet, so this ends.
+        while self.over_limit() && self.total.pkts > 0 {
+            self.drop_from_fattest(ctx);
+        }
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
+        self.dequeue_with(|shared, q, total| {
+            let mut store = FlowStore { fifo: &mut q.fifo, total };
+            q.aqm.dequeue(&shared.codel, &mut store, ctx)
+        })
+    }
+
     fn len_packets(&self) -> usize {
-        self.total_pkts
+        self.total.pkts
     }
 
     fn len_bytes(&self) -> u64 {
-        self.total_bytes
+        self.total.bytes
     }
 }
 

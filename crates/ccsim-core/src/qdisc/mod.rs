@@ -22,6 +22,7 @@ pub mod ecn_codel;
 pub mod encn;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod jersey_cw;
 pub mod pie;
 pub mod red;
@@ -258,6 +259,7 @@ pub static QUEUES: &[QueueModel] = &[
     codel::MODEL,
     pie::MODEL,
     fq_codel::MODEL,
+    fq_pie::MODEL,
     choke::MODEL,
     ecn_codel::MODEL,
     threshold::MODEL,

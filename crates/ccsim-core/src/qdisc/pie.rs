@@ -9,6 +9,10 @@
 //! `use_timestamps`, from the sojourn time of the latest departing packet (§4.3; Linux
 //! `dq_rate_estimator` off, ns-3 `UseDequeueRateEstimator` false).
 //!
+//! The controller (its state, the arrival decision, the departure sample and the update) is
+//! [`PieVars`], told the backlog of the queue it controls, as Linux `include/net/pie.h`
+//! shares it between `sch_pie` and `sch_fq_pie`; `fq_pie` runs one per flow queue.
+//!
 //! Reference implementations read: Linux `net/sched/sch_pie.c`, ns-3 `pie-queue-disc.cc`,
 //! FreeBSD `dn_aqm_pie.c`, DPDK `rte_pie.h` (the last two follow RFC 8033 Appendix B).
 //!
@@ -43,7 +47,8 @@
 //!   overshoot, under one packet in `dq_threshold` (0.7 % with 1500 B packets: 11 of them).
 //! - The idle decay follows the §4.2 text (both delays exactly 0). DPDK `rte_pie.h` decays
 //!   whenever both delays are below target/2 instead.
-//! - Byte mode (`p·size/MTU`, Linux and ns-3 option) is not implemented.
+//! - Byte mode (`p·size/MTU`, Linux and ns-3 option) is not a parameter of `pie`; the shared
+//!   controller ([`PieVars`], which `fq_pie` also runs per flow queue) has it.
 
 use crate::registry::Randomness;
 
@@ -211,6 +216,8 @@ pub struct PieConfig {
     pub cap_drop_adjustment: bool,
     /// Linux `sch_pie` variants.
     pub linux: bool,
+    /// Byte mode (Linux): drop a packet smaller than `mtu` with `p · size / mtu`.
+    pub bytemode: bool,
 }
 
 impl Default for PieConfig {
@@ -231,6 +238,7 @@ impl Default for PieConfig {
             derandomize: false,
             cap_drop_adjustment: true,
             linux: false,
+            bytemode: false,
         }
     }
 }
@@ -254,6 +262,8 @@ impl PieConfig {
             derandomize: p.bool("derandomize"),
             cap_drop_adjustment: p.bool("cap_drop_adjustment"),
             linux: p.bool("linux"),
+            // Not a parameter of `pie` (`fq_pie` has it).
+            bytemode: false,
         }
     }
 }
@@ -271,10 +281,23 @@ pub fn scale_divisor(p: f64) -> f64 {
     1.0
 }
 
-/// A PIE queue.
-pub struct Pie {
-    cfg: PieConfig,
-    fifo: Fifo,
+/// The update after `next` when a wakeup runs at `now`: keep the grid of period `tupdate`,
+/// or restart it from `now` if the wakeup came late.
+pub(crate) fn next_update_after(next: Time, now: Time, tupdate: Time) -> Time {
+    let after = next.saturating_add(tupdate);
+    if after <= now {
+        now.saturating_add(tupdate)
+    } else {
+        after
+    }
+}
+
+/// The state of one PIE controller (Linux `struct pie_vars`): `pie` keeps one for its
+/// queue, `fq_pie` one per flow queue. Each method is told the configuration and the backlog
+/// (bytes) of the queue it controls, as Linux's `pie_drop_early`, `pie_process_dequeue` and
+/// `pie_calculate_probability` are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieVars {
     /// `drop_prob_`.
     drop_prob: f64,
     /// `current_qdelay`: at the last update (estimator), or of the last departure (timestamps).
@@ -295,28 +318,22 @@ pub struct Pie {
     avg_dq_time: f64,
     /// Time of the previous departure (Linux burst accounting with timestamps).
     last_departure: Option<Time>,
-    /// When the next probability update is due.
-    next_update: Time,
 }
 
-impl Pie {
-    /// A PIE queue; the first probability update is at `tupdate`.
-    pub fn new(cfg: PieConfig) -> Self {
-        let (burst, first, limit) = (cfg.max_burst, cfg.tupdate, cfg.limit);
-        Pie {
-            cfg,
-            fifo: Fifo::new(limit),
+impl PieVars {
+    /// The initial state: `p = 0`, the whole burst allowance.
+    pub fn new(cfg: &PieConfig) -> Self {
+        PieVars {
             drop_prob: 0.0,
             qdelay: 0,
             qdelay_old: 0,
-            burst_allowance: burst,
+            burst_allowance: cfg.max_burst,
             accu_prob: 0.0,
             in_measurement: false,
             measurement_start: 0,
             dq_count: 0,
             avg_dq_time: 0.0,
             last_departure: None,
-            next_update: first,
         }
     }
 
@@ -325,23 +342,22 @@ impl Pie {
         self.drop_prob
     }
 
-    /// `drop_early()` of RFC 8033 §4.1, §4.4, §5.4 (Appendix B).
-    fn drop_early(&mut self, ctx: &mut QdiscCtx) -> bool {
+    /// `drop_early()` of RFC 8033 §4.1, §4.4, §5.4 (Appendix B) for an arrival of `size`
+    /// bytes at a queue holding `backlog` bytes.
+    fn drop_early(&mut self, c: &PieConfig, backlog: u64, size: u32, ctx: &mut QdiscCtx) -> bool {
         if self.burst_allowance > 0 {
             return false;
         }
-        let c = &self.cfg;
         let p = self.drop_prob;
         // Work conservation: no early drop at low delay (unless p is already high) or on a
         // queue of a couple of packets.
-        let (delay, tiny) = if c.linux {
-            (self.qdelay, self.fifo.bytes() < 2 * c.mtu)
-        } else {
-            (self.qdelay_old, self.fifo.bytes() <= 2 * c.mtu)
-        };
+        let (delay, tiny) =
+            if c.linux { (self.qdelay, backlog < 2 * c.mtu) } else { (self.qdelay_old, backlog <= 2 * c.mtu) };
         if (delay < c.target / 2 && p < GATE_PROB) || tiny {
             return false;
         }
+        // Byte mode (Linux): a packet smaller than the MTU is dropped in proportion to its size.
+        let p = if c.bytemode && size as u64 <= c.mtu { p * size as f64 / c.mtu as f64 } else { p };
         if c.derandomize {
             if p == 0.0 {
                 self.accu_prob = 0.0;
@@ -361,22 +377,62 @@ impl Pie {
         false
     }
 
+    /// PIE's decision on an arrival that fits in the buffer, at a queue holding `backlog`
+    /// bytes: the packet to queue (CE-marked, maybe), or `None` when it was dropped early
+    /// (reported through `ctx`).
+    pub fn admit(&mut self, c: &PieConfig, mut pkt: Packet, backlog: u64, ctx: &mut QdiscCtx) -> Option<Packet> {
+        if self.drop_early(c, backlog, pkt.size, ctx) {
+            // §5.1: ECN-capable packets are marked while p is at most the threshold.
+            let marked = c.ecn && self.drop_prob <= c.ecn_threshold && ctx.mark(&mut pkt);
+            self.accu_prob = 0.0;
+            if !marked {
+                ctx.drop(pkt, DropReason::Early);
+                return None;
+            }
+        }
+        Some(pkt)
+    }
+
+    /// Drop an arrival that does not fit in the buffer.
+    pub fn overflow(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
+        self.accu_prob = 0.0;
+        ctx.drop(pkt, DropReason::Overflow);
+    }
+
+    /// `pkt` left at `now`, leaving `backlog` bytes in its queue: the latency sample
+    /// (timestamps) or the departure-rate measurement (§4.3, §5.2).
+    pub fn departed(&mut self, c: &PieConfig, now: Time, pkt: &Packet, backlog: u64) {
+        if c.use_timestamps {
+            debug_assert!(pkt.enqueued_at <= now);
+            // The sojourn of the departing packet; an emptied queue has no delay.
+            self.qdelay = if backlog == 0 { 0 } else { now.saturating_sub(pkt.enqueued_at) };
+            if c.linux {
+                if let Some(last) = self.last_departure {
+                    self.burst_allowance = self.burst_allowance.saturating_sub(now.saturating_sub(last));
+                }
+                self.last_departure = Some(now);
+            }
+        } else {
+            self.measure_departure(c, now, pkt.size, backlog);
+        }
+    }
+
     /// Queueing delay for this update (§4.3).
-    fn current_qdelay(&self) -> Time {
-        if self.cfg.use_timestamps {
+    fn current_qdelay(&self, c: &PieConfig, backlog: u64) -> Time {
+        if c.use_timestamps {
             self.qdelay
         } else if self.avg_dq_time > 0.0 {
             // Little's law with the rate DQ_THRESHOLD / avg_dq_time (Appendix B).
-            (self.fifo.bytes() as f64 * self.avg_dq_time / self.cfg.dq_threshold as f64).round() as Time
+            (backlog as f64 * self.avg_dq_time / c.dq_threshold as f64).round() as Time
         } else {
             0
         }
     }
 
-    /// `calculate_drop_prob()`, every `tupdate` (§4.2, §4.4, §5.5).
-    fn calculate_drop_prob(&mut self) {
-        let qdelay = self.current_qdelay();
-        let c = &self.cfg;
+    /// `calculate_drop_prob()`, every `tupdate` (§4.2, §4.4, §5.5), for a queue holding
+    /// `backlog` bytes.
+    pub fn update(&mut self, c: &PieConfig, backlog: u64) {
+        let qdelay = self.current_qdelay(c, backlog);
         let p = self.drop_prob;
         let secs = |t: Time| t as f64 / SEC as f64;
         let mut delta = c.alpha * (secs(qdelay) - secs(c.target)) + c.beta * (secs(qdelay) - secs(self.qdelay_old));
@@ -391,7 +447,7 @@ impl Pie {
         if qdelay == 0 && self.qdelay_old == 0 {
             if !c.linux {
                 np *= IDLE_DECAY;
-            } else if self.fifo.bytes() == 0 {
+            } else if backlog == 0 {
                 np -= np / LINUX_IDLE_DECAY_DIV;
             }
         }
@@ -420,25 +476,25 @@ impl Pie {
         self.qdelay_old = qdelay;
     }
 
-    /// Departure-rate estimation (§5.2, Appendix B).
-    fn measure_departure(&mut self, now: Time, size: u32) {
+    /// Departure-rate estimation (§5.2, Appendix B); `backlog` is what is left queued.
+    fn measure_departure(&mut self, c: &PieConfig, now: Time, size: u32, backlog: u64) {
         if self.in_measurement {
             self.dq_count += size as u64;
-            if self.dq_count >= self.cfg.dq_threshold {
+            if self.dq_count >= c.dq_threshold {
                 let dq_time = now.saturating_sub(self.measurement_start) as f64;
                 self.avg_dq_time = if self.avg_dq_time == 0.0 {
                     dq_time
                 } else {
-                    dq_time * self.cfg.dq_weight + self.avg_dq_time * (1.0 - self.cfg.dq_weight)
+                    dq_time * c.dq_weight + self.avg_dq_time * (1.0 - c.dq_weight)
                 };
                 self.in_measurement = false;
-                if self.cfg.linux {
+                if c.linux {
                     self.burst_allowance = self.burst_allowance.saturating_sub(dq_time as Time);
                 }
             }
         }
         // Start a cycle when enough data is queued to measure the drain rate.
-        if !self.in_measurement && self.fifo.bytes() >= self.cfg.dq_threshold {
+        if !self.in_measurement && backlog >= c.dq_threshold {
             self.in_measurement = true;
             self.measurement_start = now;
             self.dq_count = 0;
@@ -446,41 +502,58 @@ impl Pie {
     }
 }
 
+/// A PIE queue.
+pub struct Pie {
+    cfg: PieConfig,
+    fifo: Fifo,
+    vars: PieVars,
+    /// When the next probability update is due.
+    next_update: Time,
+}
+
+impl Pie {
+    /// A PIE queue; the first probability update is at `tupdate`.
+    pub fn new(cfg: PieConfig) -> Self {
+        let (vars, first, limit) = (PieVars::new(&cfg), cfg.tupdate, cfg.limit);
+        Pie { cfg, fifo: Fifo::new(limit), vars, next_update: first }
+    }
+
+    /// Current drop probability.
+    pub fn drop_prob(&self) -> f64 {
+        self.vars.drop_prob
+    }
+}
+
+/// The tests read and set the controller's state as fields of the queue.
+#[cfg(test)]
+impl std::ops::Deref for Pie {
+    type Target = PieVars;
+    fn deref(&self) -> &PieVars {
+        &self.vars
+    }
+}
+
+#[cfg(test)]
+impl std::ops::DerefMut for Pie {
+    fn deref_mut(&mut self) -> &mut PieVars {
+        &mut self.vars
+    }
+}
+
 impl QueueDisc for Pie {
-    fn enqueue(&mut self, mut pkt: Packet, ctx: &mut QdiscCtx) {
+    fn enqueue(&mut self, pkt: Packet, ctx: &mut QdiscCtx) {
         if !self.fifo.fits(&pkt) {
-            self.accu_prob = 0.0;
-            ctx.drop(pkt, DropReason::Overflow);
+            self.vars.overflow(pkt, ctx);
             return;
         }
-        if self.drop_early(ctx) {
-            // §5.1: ECN-capable packets are marked while p is at most the threshold.
-            let marked = self.cfg.ecn && self.drop_prob <= self.cfg.ecn_threshold && ctx.mark(&mut pkt);
-            self.accu_prob = 0.0;
-            if !marked {
-                ctx.drop(pkt, DropReason::Early);
-                return;
-            }
+        if let Some(pkt) = self.vars.admit(&self.cfg, pkt, self.fifo.bytes(), ctx) {
+            self.fifo.push(pkt);
         }
-        self.fifo.push(pkt);
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<Packet> {
         let pkt = self.fifo.pop()?;
-        let now = ctx.now;
-        if self.cfg.use_timestamps {
-            debug_assert!(pkt.enqueued_at <= now);
-            // The sojourn of the departing packet; an emptied queue has no delay.
-            self.qdelay = if self.fifo.is_empty() { 0 } else { now.saturating_sub(pkt.enqueued_at) };
-            if self.cfg.linux {
-                if let Some(last) = self.last_departure {
-                    self.burst_allowance = self.burst_allowance.saturating_sub(now.saturating_sub(last));
-                }
-                self.last_departure = Some(now);
-            }
-        } else {
-            self.measure_departure(now, pkt.size);
-        }
+        self.vars.departed(&self.cfg, ctx.now, &pkt, self.fifo.bytes());
         Some(pkt)
     }
 
@@ -500,12 +573,8 @@ impl QueueDisc for Pie {
         if ctx.now < self.next_update {
             return;
         }
-        self.calculate_drop_prob();
-        // Keep the update grid; if a wakeup came late, restart it from now.
-        self.next_update = self.next_update.saturating_add(self.cfg.tupdate);
-        if self.next_update <= ctx.now {
-            self.next_update = ctx.now.saturating_add(self.cfg.tupdate);
-        }
+        self.vars.update(&self.cfg, self.fifo.bytes());
+        self.next_update = next_update_after(self.next_update, ctx.now, self.cfg.tupdate);
     }
 }
 
