@@ -55,7 +55,8 @@
 use crate::registry::Randomness;
 
 use super::fq_codel::FqScheduler;
-use super::pie::{next_update_after, PieConfig, PieVars};
+use super::pie::PieConfig;
+use super::pie_vars::{next_update_after, PieVars};
 use super::{QdiscCtx, QueueDisc, QueueModel};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};

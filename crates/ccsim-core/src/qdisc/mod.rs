@@ -25,6 +25,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod jersey_cw;
 pub mod pie;
+pub mod pie_vars;
 pub mod red;
 #[cfg(test)]
 pub(crate) mod testkit;
