@@ -55,14 +55,21 @@ TCP = {"kind": "tcp", "mss": "1448B", "delack_count": 2, "min_rto": "1s", "rwnd"
 
 
 def scenario(
-    n: int, seed: int, rate: str = "100Mbps", access: str = "1Gbps", duration_s: float = 30, warmup_s: float = 10
+    n: int,
+    seed: int,
+    rate: str = "100Mbps",
+    access: str = "1Gbps",
+    duration_s: float = 30,
+    warmup_s: float = 10,
+    pacing: bool = False,
 ) -> ccsim.Scenario:
     """The benchmark dumbbell: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
     access links whose one-way delay d_i = 1 + 48 i / (N - 1) ms gives base RTTs of 8..200 ms,
     NewReno+SACK bulk flows (1448 B MSS with timestamps: 1500 B packets), delayed ACKs every
     second segment, minimum RTO 1 s, 4 MiB windows, starts uniform in [0, 3) s, 30 s with
     statistics from 10 s on. Every other queue is DropTail 1000 packets (never drops here).
-    `bench/scaling.py` varies the rates and shortens the run through the keyword arguments."""
+    `bench/scaling.py` varies the rates and shortens the run through the keyword arguments;
+    ``pacing`` paces every flow (Linux's default rate)."""
     delays = [f"{round((1 + 48 * i / (n - 1)) * 1e6)}ns" for i in range(n)]
     return ccsim.from_dict(
         {
@@ -74,7 +81,13 @@ def scenario(
                 "pairs": [{"delay": d} for d in delays],
             },
             "flows": [
-                {"pair": i, "transport": TCP, "cc": "newreno", "app": {"kind": "bulk"}, "start": "0s..3s"}
+                {
+                    "pair": i,
+                    "transport": {**TCP, "pacing": True} if pacing else TCP,
+                    "cc": "newreno",
+                    "app": {"kind": "bulk"},
+                    "start": "0s..3s",
+                }
                 for i in range(n)
             ],
             "trace": {"interval": "10ms", "queues": ["A->B"], "cwnd": False},
@@ -120,6 +133,7 @@ def main() -> int:
         metavar="DIR",
         help="write the core configurations dumbbell-N.json here and run nothing",
     )
+    parser.add_argument("--pacing", action="store_true", help="pace every flow (Linux's default pacing rate)")
     parser.add_argument(
         "--instructions",
         action="store_true",
@@ -132,7 +146,8 @@ def main() -> int:
     flows = [int(x) for x in args.flows.split(",")]
 
     def config(n: int) -> str:
-        return json.dumps(ccsim.compile(scenario(n, seed=1, duration_s=args.duration, warmup_s=args.warmup)))
+        model = scenario(n, seed=1, duration_s=args.duration, warmup_s=args.warmup, pacing=args.pacing)
+        return json.dumps(ccsim.compile(model))
 
     if args.write_configs is not None:
         args.write_configs.mkdir(parents=True, exist_ok=True)

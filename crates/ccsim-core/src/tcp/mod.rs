@@ -72,6 +72,12 @@ pub static PARAMS: &[ParamSpec] = &[
     ParamSpec::new("ecn", ParamKind::Bool, Some(ParamValue::Bool(false)), "ECN-capable (RFC 3168): data sent ECT(0), reacts to ECE"),
     ParamSpec::new("dupthresh", ParamKind::Int, Some(ParamValue::Int(3)), "duplicate ACKs that trigger fast retransmit")
         .range(1.0, 1000.0),
+    ParamSpec::new(
+        "pacing",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(false)),
+        "pace every segment at the congestion control's rate, or Linux's default (2 x cwnd/srtt while cwnd < ssthresh/2, 1.2 x after; none before the first RTT sample)",
+    ),
 ];
 
 /// Registration.
@@ -141,6 +147,8 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// Fast-retransmit threshold.
     pub dupthresh: u32,
+    /// Pace transmissions (sender/mod.rs `pacing_rate`).
+    pub pacing: bool,
     /// How the receiver echoes CE marks; set from the congestion control
     /// ([`cc::CongestionControl::needs`]), not a socket option.
     pub ecn_feedback: EcnFeedback,
@@ -187,6 +195,7 @@ impl TcpConfig {
             lost_retransmit: p.bool("lost_retransmit"),
             ecn: p.bool("ecn"),
             dupthresh: p.uint("dupthresh") as u32,
+            pacing: p.bool("pacing"),
             ecn_feedback: EcnFeedback::Classic,
             loss_notice: false,
         }

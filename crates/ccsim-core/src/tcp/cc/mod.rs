@@ -175,6 +175,12 @@ pub trait CongestionControl: Send {
     /// The retransmission timer expired; `st.cwnd` is already the loss window.
     fn on_timeout(&mut self, _st: &mut CcState) {}
 
+    /// The rate (bytes per second) at which a paced flow sends, if the algorithm sets one
+    /// (BBR, Prague); `None`: the sender's default (Linux `tcp_update_pacing_rate`).
+    fn pacing_rate(&self, _st: &CcState) -> Option<f64> {
+        None
+    }
+
     /// What the algorithm needs from the connection (ECN, receiver feedback, loss notices).
     fn needs(&self) -> TransportNeeds {
         TransportNeeds::default()

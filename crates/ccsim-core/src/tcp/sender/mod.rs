@@ -19,6 +19,17 @@
 //! - RFC 3042: limited transmit (without SACK; with SACK, SACKed bytes leave `pipe`, which has
 //!   the same effect).
 //! - RFC 6298: RTO management (§5.1-5.7), via [`RttEstimator`].
+//! - Pacing (optional, `pacing`), as Linux's internal pacing (`tcp_update_pacing_rate`,
+//!   `tcp_update_skb_after_send`, Linux 4.20 on): every segment, new or retransmitted,
+//!   leaves no earlier than `next_send`, which each transmission pushes on by its size on the
+//!   wire over the pacing rate. The rate is the congestion control's
+//!   ([`CongestionControl::pacing_rate`]) or Linux's default, `ratio * max(cwnd, FlightSize) /
+//!   srtt` with ratio 2 while cwnd < ssthresh / 2 (`tcp_pacing_ss_ratio` 200 %) and 1.2 after
+//!   (`tcp_pacing_ca_ratio` 120 %); before the first RTT sample nothing is paced (Linux
+//!   divides by srtt only once it has one). Departures from Linux: the time per segment counts
+//!   the whole packet (Linux: the TCP segment without the IP header), and the rate is taken
+//!   when a burst of transmissions starts rather than at each ACK. A sender held back by
+//!   pacing asks for a wakeup at `next_send`: one timer event per paced segment.
 //! - RFC 5681 §3.1 on a timeout, with one departure: ssthresh comes from `pipe` (RFC 6675
 //!   §5.1), and a timeout that interrupts a fast recovery may lower the ssthresh that recovery
 //!   set but never raise it (Linux's `tcp_enter_loss` keeps it): without SACK, FlightSize
@@ -127,6 +138,12 @@ pub struct TcpSender {
     reno_recovery: bool,
     /// The congestion control asked for `FLAG_NC` on every data segment (ENCN).
     set_nc: bool,
+    /// Pacing: no segment leaves before this time (Linux `tcp_wstamp_ns`).
+    next_send: Time,
+    /// Pacing: the rate of the current burst of transmissions (bytes per second).
+    pace_rate: f64,
+    /// Pacing: the last transmission attempt stopped at `next_send` with a segment to send.
+    pace_blocked: bool,
     /// Segments returned by loss notifications (E-DCTCP), in sequence order; an entry goes
     /// when its segment is acknowledged. Empty for every other algorithm.
     notices: VecDeque<Notice>,
@@ -190,6 +207,9 @@ impl TcpSender {
             reno_recovery,
             set_nc,
             notices: VecDeque::new(),
+            next_send: 0,
+            pace_rate: f64::INFINITY,
+            pace_blocked: false,
         }
     }
 
@@ -274,6 +294,10 @@ impl TcpSender {
             ..Packet::default()
         });
         cx.stats.count(cx.now, |s| &mut s.packets_sent);
+        if self.cfg.pacing && self.pace_rate.is_finite() {
+            let gap = ((len + self.cfg.header) as f64 * 1e9 / self.pace_rate).round() as Time;
+            self.next_send = self.next_send.max(cx.now) + gap;
+        }
         if retransmission {
             cx.stats.count(cx.now, |s| &mut s.retransmissions);
         }
@@ -284,8 +308,32 @@ impl TcpSender {
         }
     }
 
+    /// The pacing rate (bytes per second; infinite: not paced yet). Module header.
+    fn pacing_rate(&self) -> f64 {
+        if let Some(rate) = self.cc.pacing_rate(&self.st) {
+            return rate;
+        }
+        let Some(srtt) = self.rtt.srtt.filter(|&s| s > 0) else { return f64::INFINITY };
+        let ratio = if self.st.cwnd < self.st.ssthresh / 2 { 2.0 } else { 1.2 };
+        ratio * self.st.cwnd.max(self.flight_size()) as f64 * 1e9 / srtt as f64
+    }
+
+    /// Pacing: whether a segment may leave now; if not, the sender waits for `next_send`.
+    #[inline(always)]
+    fn paced_out(&mut self, now: Time) -> bool {
+        if self.cfg.pacing && now < self.next_send {
+            self.pace_blocked = true;
+            return true;
+        }
+        false
+    }
+
     /// Send what the window allows: lost segments first, then new data.
     fn try_send(&mut self, cx: &mut Cx) {
+        if self.cfg.pacing {
+            self.pace_blocked = false;
+            self.pace_rate = self.pacing_rate();
+        }
         let mss = self.cfg.mss as u64;
         // RFC 3042 limited transmit: one new segment for each of the first two dupACKs.
         let allowance =
@@ -297,7 +345,7 @@ impl TcpSender {
         loop {
             if let Some(i) = self.next_lost(cx.now) {
                 let len = self.sb[i].len as u64;
-                if pipe + len > window {
+                if pipe + len > window || self.paced_out(cx.now) {
                     break;
                 }
                 self.retransmit(i, cx);
@@ -306,7 +354,11 @@ impl TcpSender {
                 continue;
             }
             let len = (self.app_end.saturating_sub(self.snd_nxt)).min(mss);
-            if len == 0 || pipe + len > window || self.snd_nxt + len - self.snd_una > self.rwnd {
+            if len == 0
+                || pipe + len > window
+                || self.snd_nxt + len - self.snd_una > self.rwnd
+                || self.paced_out(cx.now)
+            {
                 break;
             }
             pipe += len;
@@ -492,7 +544,8 @@ impl Endpoint for TcpSender {
                 (None, y) => y,
             }
         }
-        earlier(earlier(self.app_wakeup, self.rto_deadline), self.hold_expiry)
+        let paced = self.pace_blocked.then_some(self.next_send);
+        earlier(earlier(earlier(self.app_wakeup, self.rto_deadline), self.hold_expiry), paced)
     }
 
     fn on_app_trigger(&mut self, cx: &mut Cx) {
@@ -514,6 +567,50 @@ impl Endpoint for TcpSender {
 mod tests {
     //! Transmission and ACK processing; the recovery tests are in `recovery.rs`.
     use super::testkit::*;
+
+    /// A paced sender (IW 10): everything sent at 0, then the ACK of segment 0 at 100 ms
+    /// gives the first RTT sample (srtt 100 ms).
+    fn paced_after_one_sample(ssthresh_segs: Option<u64>) -> (Harness, Vec<u64>) {
+        let mut h = Harness::new(10, true);
+        h.s.cfg.pacing = true;
+        if let Some(s) = ssthresh_segs {
+            h.s.st.ssthresh = s * 1000;
+        }
+        assert_eq!(h.send(), (0..10).collect::<Vec<_>>(), "no pacing before an RTT sample");
+        h.now = 100 * MS;
+        let sent = h.ack(1, &[], 0);
+        (h, sent)
+    }
+
+    #[test]
+    fn pacing_spaces_segments_at_twice_cwnd_over_srtt_in_slow_start() {
+        // After the ACK: cwnd 11 segments (slow start), 9 outstanding, ssthresh unset, so the
+        // rate is 2 * 11 000 B / 0.1 s = 220 000 B/s and a 1 040 B packet takes 4 727 273 ns.
+        let (mut h, sent) = paced_after_one_sample(None);
+        assert_eq!(h.cwnd_segs(), 11.0);
+        assert_eq!(sent, vec![10], "the second segment the window allows waits");
+        let gap = 4_727_273;
+        assert_eq!(h.s.next_wakeup(), Some(100 * MS + gap));
+        assert!(h.wake(100 * MS + gap - 1).is_empty(), "not a nanosecond early");
+        assert_eq!(h.wake(100 * MS + gap), vec![11]);
+        // The window is full now: no pacing wakeup, only the RTO.
+        assert_eq!(h.s.next_wakeup(), h.s.rto_deadline);
+    }
+
+    #[test]
+    fn pacing_uses_one_point_two_times_cwnd_over_srtt_from_half_ssthresh_on() {
+        // ssthresh 20 segments: cwnd 11 >= 20 / 2, so the ratio is 1.2: 132 000 B/s, and a
+        // 1 040 B packet takes 7 878 788 ns.
+        let (h, sent) = paced_after_one_sample(Some(20));
+        assert_eq!((h.cwnd_segs(), sent), (11.0, vec![10]));
+        assert_eq!(h.s.next_wakeup(), Some(100 * MS + 7_878_788));
+        // Without pacing the same ACK sends both at once.
+        let mut unpaced = Harness::new(10, true);
+        unpaced.s.st.ssthresh = 20_000;
+        unpaced.send();
+        unpaced.now = 100 * MS;
+        assert_eq!(unpaced.ack(1, &[], 0), vec![10, 11]);
+    }
 
     #[test]
     fn slow_start_doubles_the_window_every_round_trip() {

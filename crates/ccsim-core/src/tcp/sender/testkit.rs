@@ -68,7 +68,12 @@ impl Harness {
     }
 
     pub fn fire_rto(&mut self) -> Vec<u64> {
-        self.now = self.s.rto_deadline.expect("timer armed");
+        self.wake(self.s.rto_deadline.expect("timer armed"))
+    }
+
+    /// Wake the sender at `at` (its timers, pacing); returns the sequence numbers sent.
+    pub fn wake(&mut self, at: Time) -> Vec<u64> {
+        self.now = at;
         let mut out = Vec::new();
         let mut cx =
             Cx { now: self.now, out: &mut out, stats: &mut self.stats, messages: &mut MessageLedger::default() };
