@@ -79,7 +79,7 @@ def test_bad_arguments_exit_2_with_one_line(args: list[str], needles: list[str])
         # negative rate
         ('rate = "10Mbps"', 'rate = "-10Mbps"', "topology.links[1].rate", "must not be negative"),
         # unknown algorithm name
-        ('cc = "newreno"', 'cc = "bbr"', "flows[0].cc", "unknown congestion control 'bbr'; registered: "),
+        ('cc = "newreno"', 'cc = "tahoe9"', "flows[0].cc", "unknown congestion control 'tahoe9'; registered: "),
         # link to a missing node
         ('a = "r", b = "h2"', 'a = "r", b = "h3"', "topology.links[1].b", "nodes: h1, r, h2"),
         # a quantity without its unit

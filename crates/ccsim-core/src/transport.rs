@@ -22,6 +22,8 @@ pub struct TransportArgs<'a> {
     pub app: Box<dyn Application>,
     /// The sender's own random stream (`Stream::Flow(flow)`).
     pub rng: Rng,
+    /// The run's seed, for the flow's other streams (`Stream::Cc(flow)`).
+    pub seed: u64,
 }
 
 /// A flow's sender and receiver.

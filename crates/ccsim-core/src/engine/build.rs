@@ -308,7 +308,8 @@ fn build_flows(cfg: &Config, node_names: &[String], routes: &Routes) -> Result<F
         }
         let model = find(TRANSPORTS, &f.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
         let params = Params::resolve(&format!("{field}.transport"), model.params, &f.transport.params)?;
-        let (sender, receiver) = (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng })?;
+        let (sender, receiver) =
+            (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng, seed: cfg.seed })?;
         parts.endpoints.push(sender);
         parts.endpoints.push(receiver);
         parts.endpoint_host.push(f.src);

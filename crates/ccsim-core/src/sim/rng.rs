@@ -18,6 +18,9 @@ pub enum Stream {
     App(u32),
     /// A node's per-packet processing draws (`net/processing.rs`).
     Node(u32),
+    /// A flow's congestion-control draws (BBR's ProbeBW phase), apart from `Flow` so that a
+    /// random algorithm never shifts the flow's start time or transport draws.
+    Cc(u32),
 }
 
 impl Stream {
@@ -28,6 +31,7 @@ impl Stream {
             Stream::Queue(i) => (3 << 32) | i as u64,
             Stream::App(i) => (4 << 32) | i as u64,
             Stream::Node(i) => (5 << 32) | i as u64,
+            Stream::Cc(i) => (6 << 32) | i as u64,
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod sender;
 use crate::config::AlgoSpec;
 use crate::error::ConfigError;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
+use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{Time, MS, SEC};
 use crate::transport::{Endpoints, TransportArgs, TransportModel};
 use cc::CCS;
@@ -94,7 +95,7 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
     let cc_spec = args.spec.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
     let cc_model = crate::registry::find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
     let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
-    let cc = (cc_model.build)(&cc_params);
+    let cc = (cc_model.build)(&cc_params, Rng::stream(args.seed, Stream::Cc(args.flow)));
     // What the algorithm needs from the connection: an ECN-driven algorithm turns ECN on (as
     // Linux's TCP_CONG_NEEDS_ECN), unless refused explicitly.
     let needs = cc.needs();
@@ -106,6 +107,10 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
             ));
         }
         tcp.ecn = true;
+    }
+    // Pacing, for an algorithm built around it (Linux paces BBR by itself), unless refused.
+    if needs.pacing && args.spec.transport.params.get("pacing") != Some(&ParamValue::Bool(false)) {
+        tcp.pacing = true;
     }
     tcp.ecn_feedback = needs.ecn_feedback;
     tcp.loss_notice = needs.loss_notice;

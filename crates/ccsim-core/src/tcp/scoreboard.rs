@@ -63,6 +63,9 @@ pub(super) struct Scoreboard {
     sacked_bytes: u64,
     lost_bytes: u64,
     retrans_bytes: u64,
+    /// Bytes marked lost over the connection, counted again when a retransmission is found
+    /// lost (Linux `tp->lost`, in bytes): only grows.
+    lost_total: u64,
     /// End of the highest SACKed segment (at least SND.UNA).
     high_sacked: u64,
     /// RACK's `xmit_ts`: the latest send time among segments known delivered, from segments
@@ -88,6 +91,7 @@ impl Scoreboard {
             sacked_bytes: 0,
             lost_bytes: 0,
             retrans_bytes: 0,
+            lost_total: 0,
             high_sacked: 0,
             delivered_xmit_time: 0,
         }
@@ -122,6 +126,10 @@ impl Scoreboard {
         self.retrans_bytes
     }
     #[inline]
+    pub fn lost_total(&self) -> u64 {
+        self.lost_total
+    }
+    #[inline]
     pub fn high_sacked(&self) -> u64 {
         self.high_sacked
     }
@@ -142,7 +150,7 @@ impl Scoreboard {
     #[inline]
     pub fn seq_count(&self, x: u64) -> usize {
         let i = self.uniform_count(x, u64::div_ceil);
-        let i = i.unwrap_or_else(|| self.segs.partition_point(|s| s.seq < x));
+        let i = i.unwrap_or_else(|| self.search(|s| s.seq < x));
         debug_assert_eq!(i, self.segs.partition_point(|s| s.seq < x));
         i
     }
@@ -152,9 +160,17 @@ impl Scoreboard {
     #[inline]
     pub fn end_count(&self, x: u64) -> usize {
         let i = self.uniform_count(x, |d, mss| d / mss);
-        let i = i.unwrap_or_else(|| self.segs.partition_point(|s| s.end() <= x));
+        let i = i.unwrap_or_else(|| self.search(|s| s.end() <= x));
         debug_assert_eq!(i, self.segs.partition_point(|s| s.end() <= x));
         i
+    }
+
+    /// `partition_point` over the segments, out of line and marked cold: only short segments
+    /// need it, and keeping it out of the callers keeps the common path as it was.
+    #[cold]
+    #[inline(never)]
+    fn search(&self, pred: impl Fn(&Segment) -> bool) -> usize {
+        self.segs.partition_point(pred)
     }
 
     /// While every segment is one MSS long: `divide(x - front.seq, MSS)`, at most the number
@@ -195,13 +211,15 @@ impl Scoreboard {
         if !s.lost && !s.sacked {
             s.lost = true;
             self.lost_bytes += s.len as u64;
+            self.lost_total += s.len as u64;
         }
     }
 
-    fn mark_sacked(&mut self, i: usize) {
+    /// Mark segment `i` SACKed; false if it already was.
+    fn mark_sacked(&mut self, i: usize) -> bool {
         let s = &mut self.segs[i];
         if s.sacked {
-            return;
+            return false;
         }
         s.sacked = true;
         self.sacked_bytes += s.len as u64;
@@ -215,6 +233,7 @@ impl Scoreboard {
             self.retrans_bytes -= s.len as u64;
         }
         self.high_sacked = self.high_sacked.max(s.end());
+        true
     }
 
     /// Segment `i` is sent again at `now` (it is marked lost first): a copy is in flight.
@@ -231,25 +250,34 @@ impl Scoreboard {
     }
 
     /// The retransmitted copy of segment `i` is no longer in flight (known lost, or returned
-    /// by a router). Returns whether there was one.
+    /// by a router): a loss. Returns whether there was one.
     pub fn clear_retrans(&mut self, i: usize) -> bool {
         let s = &mut self.segs[i];
         let was = s.retrans;
         if was {
             s.retrans = false;
             self.retrans_bytes -= s.len as u64;
+            self.lost_total += s.len as u64;
         }
         was
     }
 
     /// A timeout: no retransmission is in flight any more, and everything not SACKed is lost
-    /// (RFC 6675 §5.1 keeps the SACK information).
+    /// (RFC 6675 §5.1 keeps the SACK information). Retransmissions still in flight count as
+    /// lost again, as Linux's `tcp_mark_skb_lost` counts them.
     pub fn all_lost(&mut self) {
+        self.lost_total += self.retrans_bytes;
         self.retrans_bytes = 0;
-        for i in 0..self.segs.len() {
-            self.segs[i].retrans = false;
-            self.mark_lost(i);
+        let mut marked = 0;
+        for s in self.segs.iter_mut() {
+            s.retrans = false;
+            if !s.lost && !s.sacked {
+                s.lost = true;
+                marked += s.len as u64;
+            }
         }
+        self.lost_bytes += marked;
+        self.lost_total += marked;
     }
 
     /// Remove the segments cumulatively acknowledged by `ack`, and what is remembered of them.
@@ -284,12 +312,13 @@ impl Scoreboard {
     }
 
     /// Apply the SACK blocks of `pkt` (RFC 6675 `Update()`); true if anything new was SACKed.
-    /// A segment is SACKed when a block covers it whole. Blocks repeat what earlier ACKs
+    /// A segment is SACKed when a block covers it whole; `on_sacked` is called with the index
+    /// of every segment newly SACKed (the delivery-rate estimator counts it delivered). Blocks repeat what earlier ACKs
     /// reported, so only the parts of a block outside `sacked_ranges` are visited: the cost is
     /// the newly SACKed segments, not the size of the blocks. (Segments keep their boundaries
     /// when retransmitted, so a segment inside the remembered ranges was inside one block.)
     /// Only what was sent, below `snd_nxt`, is remembered.
-    pub fn update_sack(&mut self, pkt: &Packet, snd_nxt: u64) -> bool {
+    pub fn update_sack(&mut self, pkt: &Packet, snd_nxt: u64, mut on_sacked: impl FnMut(usize, &Segment)) -> bool {
         let before = self.sacked_bytes;
         for b in &pkt.sack[..pkt.sack_len as usize] {
             let (start, end) = (pkt.ack + b.start as u64, pkt.ack + b.end as u64);
@@ -317,8 +346,8 @@ impl Scoreboard {
                 let mut i = self.end_count(lo);
                 while i < self.segs.len() && self.segs[i].seq < gap_end {
                     let s = &self.segs[i];
-                    if s.seq >= start && s.end() <= end {
-                        self.mark_sacked(i);
+                    if s.seq >= start && s.end() <= end && self.mark_sacked(i) {
+                        on_sacked(i, &self.segs[i]);
                     }
                     i += 1;
                 }
@@ -378,11 +407,19 @@ impl Scoreboard {
         if new <= *frontier {
             return;
         }
-        let mut j = self.seq_count(*frontier);
-        while j < self.segs.len() && self.segs[j].seq < new {
-            self.mark_lost(j);
-            j += 1;
+        let j = self.seq_count(*frontier);
+        let mut marked = 0;
+        for s in self.segs.range_mut(j..) {
+            if s.seq >= new {
+                break;
+            }
+            if !s.lost && !s.sacked {
+                s.lost = true;
+                marked += s.len as u64;
+            }
         }
+        self.lost_bytes += marked;
+        self.lost_total += marked;
         *frontier = new;
     }
 }

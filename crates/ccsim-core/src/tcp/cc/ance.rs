@@ -113,7 +113,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &[],
-    build: |p| Box::new(Ance::from_params(p)),
+    build: |p, _| Box::new(Ance::from_params(p)),
 };
 
 /// Algorithm 1's window control and Table 1's BF, parametrised by the "not congested" test

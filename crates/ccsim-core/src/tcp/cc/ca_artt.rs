@@ -125,7 +125,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &[],
-    build: |p| Box::new(CaArtt::from_params(p)),
+    build: |p, _| Box::new(CaArtt::from_params(p)),
 };
 
 /// One-step forecaster of an ARIMA(2,1,1) model of the RTT (eq. 24, Box-Jenkins form).

@@ -122,7 +122,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &[],
-    build: |p| Box::new(Compound::from_params(p)),
+    build: |p, _| Box::new(Compound::from_params(p)),
 };
 
 /// Compound TCP.

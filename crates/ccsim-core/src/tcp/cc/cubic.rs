@@ -108,7 +108,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &[],
-    build: |p| Box::new(Cubic::from_params(p)),
+    build: |p, _| Box::new(Cubic::from_params(p)),
 };
 
 /// CUBIC congestion control.

@@ -59,7 +59,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &["threshold"],
-    build: |p| Box::new(Dctcp::from_params(p)),
+    build: |p, _| Box::new(Dctcp::from_params(p)),
 };
 
 /// DCTCP.
@@ -134,7 +134,7 @@ impl CongestionControl for Dctcp {
     }
 
     fn needs(&self) -> TransportNeeds {
-        TransportNeeds { ecn: true, ecn_feedback: EcnFeedback::Dctcp, loss_notice: false }
+        TransportNeeds { ecn: true, ecn_feedback: EcnFeedback::Dctcp, ..TransportNeeds::default() }
     }
 }
 

@@ -74,7 +74,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Always { what: "random backoff" },
     partner_queues: &["threshold"],
-    build: |p| Box::new(EDctcp::from_params(p)),
+    build: |p, _| Box::new(EDctcp::from_params(p)),
 };
 
 /// E-DCTCP.

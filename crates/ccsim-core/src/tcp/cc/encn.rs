@@ -36,7 +36,7 @@ pub const MODEL: CcModel = CcModel {
     params: &[],
     random: Randomness::Never,
     partner_queues: &["encn"],
-    build: |_| Box::new(Encn::default()),
+    build: |_, _| Box::new(Encn::default()),
 };
 
 /// The ENCN sender.

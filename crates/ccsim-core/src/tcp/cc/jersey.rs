@@ -56,7 +56,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &["jersey_cw"],
-    build: |p| Box::new(Jersey::new(p.bool("ownd_srtt"))),
+    build: |p, _| Box::new(Jersey::new(p.bool("ownd_srtt"))),
 };
 
 /// TCP-Jersey.

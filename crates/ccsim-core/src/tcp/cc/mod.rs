@@ -12,6 +12,7 @@
 //! sender that feeds an algorithm ACKs, ECN echoes and congestion events in the sender's order.
 
 pub mod ance;
+pub mod bbr;
 pub mod ca_artt;
 pub mod compound;
 pub mod cubic;
@@ -60,6 +61,14 @@ pub struct CcState {
     pub rwnd: u64,
     /// Time of the event being handled.
     pub now: Time,
+    /// Bytes delivered (cumulatively acknowledged or SACKed) over the connection: the
+    /// draft's `C.delivered`. Kept only for algorithms that own their window.
+    pub delivered: u64,
+    /// Bytes marked lost over the connection (Linux `tp->lost`, in bytes). Kept only for
+    /// algorithms that own their window.
+    pub lost: u64,
+    /// Where the sender is in loss recovery (kept only for algorithms that own their window).
+    pub ca_state: CaState,
 }
 
 impl CcState {
@@ -79,6 +88,9 @@ impl CcState {
             snd_nxt: 0,
             rwnd,
             now: 0,
+            delivered: 0,
+            lost: 0,
+            ca_state: CaState::Open,
         }
     }
 
@@ -106,6 +118,48 @@ pub struct Ack {
     pub size: u32,
     /// The ACK carried the ENCN non-congestion echo (`FLAG_NC_ECHO`, see `qdisc/encn.rs`).
     pub nc_echo: bool,
+}
+
+/// A delivery-rate sample, taken by the sender on every ACK for an algorithm that owns its
+/// window ([`CongestionControl::owns_window`]), as draft-cheng-iccrg-delivery-rate-estimation-02
+/// §3 and Linux `tcp_rate.c` define it. Bytes throughout (Linux counts packets).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// `C.delivered` when the most recently sent of the packets this ACK delivered was sent
+    /// (`P.delivered`; the draft's `rs.prior_delivered`); 0 when the ACK delivered nothing.
+    pub prior_delivered: u64,
+    /// Bytes delivered over the sample's interval (`C.delivered - rs.prior_delivered`).
+    pub delivered: u64,
+    /// The interval: the larger of its send and ACK phases (`rs.interval`, ns); 0 when the
+    /// sample is not valid.
+    pub interval: Time,
+    /// `delivered / interval` (bytes per second); 0 when not valid: no packet delivered,
+    /// or an interval shorter than the minimum RTT (draft §3.3).
+    pub delivery_rate: f64,
+    /// The packet that ends the interval was sent while the application, not the window,
+    /// limited the flow (`rs.is_app_limited`).
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent packet this ACK delivered, if sent once (`rs.rtt`).
+    pub rtt: Option<Time>,
+    /// Bytes this ACK newly acknowledged cumulatively or SACKed (Linux `acked_sacked`).
+    pub newly_acked: u64,
+    /// Bytes this ACK newly marked lost (Linux `rs->losses`).
+    pub newly_lost: u64,
+    /// Bytes in flight (RFC 6675 `pipe`) before this ACK was processed (`prior_in_flight`).
+    pub prior_in_flight: u64,
+}
+
+/// Where the sender is in loss recovery, for algorithms that own their window (Linux
+/// `icsk_ca_state`, with Disorder and CWR folded into Open).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CaState {
+    /// No recovery.
+    #[default]
+    Open,
+    /// Fast recovery (RFC 6675 / RFC 6582).
+    Recovery,
+    /// Recovery after a retransmission timeout.
+    Loss,
 }
 
 /// How the sender leaves fast recovery when SACK is off.
@@ -143,6 +197,9 @@ pub struct TransportNeeds {
     /// Data segments ask routers to return them as explicit loss notifications instead of
     /// dropping them silently (E-DCTCP; see `tcp/cc/edctcp.rs`).
     pub loss_notice: bool,
+    /// Transmissions are paced (`pacing = true`) unless the flow sets `pacing = false`: the
+    /// algorithm is built around a pacing rate (BBR; Linux paces it without fq since 4.13).
+    pub pacing: bool,
 }
 
 /// A congestion-control algorithm.
@@ -174,6 +231,21 @@ pub trait CongestionControl: Send {
 
     /// The retransmission timer expired; `st.cwnd` is already the loss window.
     fn on_timeout(&mut self, _st: &mut CcState) {}
+
+    /// True if the algorithm sets the window itself on every ACK, in and out of recovery, from
+    /// delivery-rate samples (Linux `cong_control`: BBR). The sender then keeps `delivered`,
+    /// `lost` and `ca_state` in [`CcState`], calls [`CongestionControl::on_rate_sample`]
+    /// after each ACK (but one older than SND.UNA, as Linux), and never changes cwnd itself
+    /// except to the loss window on a timeout; `on_ack`, `ssthresh` (whose result only sets
+    /// `ssthresh`) and `on_recovery_exit` are still called as for any algorithm. Read once, at
+    /// construction.
+    fn owns_window(&self) -> bool {
+        false
+    }
+
+    /// An algorithm that owns its window: the ACK just processed, with its delivery-rate
+    /// sample; set `st.cwnd` (and the pacing rate it reports).
+    fn on_rate_sample(&mut self, _st: &mut CcState, _ack: &Ack, _rs: &RateSample) {}
 
     /// The rate (bytes per second) at which a paced flow sends, if the algorithm sets one
     /// (BBR, Prague); `None`: the sender's default (Linux `tcp_update_pacing_rate`).
@@ -219,8 +291,9 @@ pub struct CcModel {
     pub random: crate::registry::Randomness,
     /// The queue disciplines it needs at its bottleneck (any of them; empty: any queue).
     pub partner_queues: &'static [&'static str],
-    /// Construct from validated parameters.
-    pub build: fn(&Params) -> Box<dyn CongestionControl>,
+    /// Construct from validated parameters and the flow's congestion-control stream
+    /// (`Stream::Cc`), which only random algorithms draw from.
+    pub build: fn(&Params, Rng) -> Box<dyn CongestionControl>,
 }
 
 /// Every congestion control ccsim knows; adding one is a file plus a line here.
@@ -237,6 +310,7 @@ pub static CCS: &[CcModel] = &[
     reno::MODEL,
     ance::MODEL,
     encn::MODEL,
+    bbr::MODEL,
 ];
 
 /// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
@@ -271,10 +345,11 @@ mod tests {
         // `ccsim list` prints the docs; what `needs()` returns must be said there.
         for m in CCS {
             let p = Params::resolve(m.name, m.params, &Default::default()).unwrap();
-            let needs = (m.build)(&p).needs();
+            let needs = (m.build)(&p, Rng::stream(0, crate::sim::rng::Stream::Cc(0))).needs();
             assert_eq!(needs.ecn, m.doc.contains("needs ECN (implied)"), "{}", m.name);
             assert_eq!(needs.ecn_feedback == EcnFeedback::Dctcp, m.doc.contains("RFC 8257 §3.2 ACKs"), "{}", m.name);
             assert_eq!(needs.loss_notice, m.doc.contains("routers return"), "{}", m.name);
+            assert_eq!(needs.pacing, m.doc.contains("paced (implied"), "{}", m.name);
         }
     }
 }

@@ -12,7 +12,7 @@ pub const MODEL: CcModel = CcModel {
     params: &[],
     random: Randomness::Never,
     partner_queues: &[],
-    build: |_| Box::new(NewReno::default()),
+    build: |_, _| Box::new(NewReno::default()),
 };
 
 /// NewReno congestion control.

@@ -26,7 +26,7 @@ pub const MODEL: CcModel = CcModel {
     params: &[],
     random: Randomness::Never,
     partner_queues: &[],
-    build: |_| Box::new(Reno::default()),
+    build: |_, _| Box::new(Reno::default()),
 };
 
 /// Reno congestion control.

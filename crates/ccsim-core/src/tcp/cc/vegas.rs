@@ -72,7 +72,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &[],
-    build: |p| Box::new(Vegas::new(VegasConfig::from_params(p))),
+    build: |p, _| Box::new(Vegas::new(VegasConfig::from_params(p))),
 };
 
 /// Thresholds of the Vegas rules.

@@ -69,7 +69,7 @@ pub const MODEL: CcModel = CcModel {
     params: PARAMS,
     random: Randomness::Never,
     partner_queues: &[],
-    build: |p| Box::new(Veno::from_params(p)),
+    build: |p, _| Box::new(Veno::from_params(p)),
 };
 
 /// TCP Veno.

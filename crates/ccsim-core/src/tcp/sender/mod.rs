@@ -44,6 +44,20 @@
 //!   episode (once per window, as a fast retransmit would) and makes it eligible for
 //!   retransmission (within the window, as RFC 6675's `NextSeg`) once the backoff the
 //!   algorithm draws has passed.
+//! - Delivery-rate estimation (`rate.rs`), for a congestion control that owns its window
+//!   ([`CongestionControl::owns_window`], BBR): draft-cheng-iccrg-delivery-rate-estimation-02
+//!   §3 and Linux `tcp_rate.c`; a [`RateSample`](super::cc::RateSample) for every ACK not older
+//!   than SND.UNA, then `on_rate_sample` (Linux `tcp_cong_control` calling `cong_control`).
+//!   `delivered`, `lost` (as `tcp_mark_skb_lost`: a lost retransmission counts again) and
+//!   `ca_state` are kept in [`CcState`]; `ssthresh` (which then only sets ssthresh), `on_ack`,
+//!   `on_recovery_exit` and `on_timeout` are called as for any algorithm; cwnd is set only to
+//!   the loss window, on a timeout. Departures: bytes, not packets; the sample's packet is the
+//!   highest `P.delivered`, ties to the latest sent (the draft; recent Linux: the latest sent);
+//!   `rs.rtt` is none if it was retransmitted (Linux: the latest sent once); the interval is
+//!   checked against the smaller of the timestamp and `rs.rtt` minima over the connection
+//!   (Linux: a 5-minute windowed minimum); application-limited is checked at application
+//!   writes (`tcp_sendmsg`) without Linux's host-queue test; no SACK reneging; the fast
+//!   retransmit leaves before `on_rate_sample`, whatever cwnd (Linux: after, within cwnd).
 //!
 //! One accounting serves both recovery styles, as in Linux: every outstanding segment is in
 //! the scoreboard with `sacked`, `lost` and `retrans` flags, and
@@ -52,6 +66,7 @@
 //! only when it is retransmitted, so `pipe` equals FlightSize as RFC 6582 expects.
 
 mod notice;
+mod rate;
 mod recovery;
 #[cfg(test)]
 mod testkit;
@@ -147,6 +162,9 @@ pub struct TcpSender {
     /// Segments returned by loss notifications (E-DCTCP), in sequence order; an entry goes
     /// when its segment is acknowledged. Empty for every other algorithm.
     notices: VecDeque<Notice>,
+    /// Delivery-rate estimation (`rate.rs`), present only if the congestion control owns its
+    /// window: the sender then leaves the window to it (module header).
+    rate: Option<Box<rate::RateSampler>>,
 }
 
 struct SockView<'a> {
@@ -176,6 +194,7 @@ impl TcpSender {
         let st = CcState::new(cfg.mss, cfg.init_cwnd, cfg.init_ssthresh, cfg.rwnd);
         let reno_recovery = cc.fast_recovery() == FastRecovery::Reno;
         let set_nc = cc.marks_non_congestion();
+        let rate = cc.owns_window().then(Box::default);
         TcpSender {
             flow,
             dst,
@@ -210,6 +229,7 @@ impl TcpSender {
             next_send: 0,
             pace_rate: f64::INFINITY,
             pace_blocked: false,
+            rate,
         }
     }
 
@@ -265,6 +285,9 @@ impl TcpSender {
         self.st.snd_una = self.snd_una;
         self.st.snd_nxt = self.snd_nxt;
         self.st.rwnd = self.rwnd;
+        if self.owns_window() {
+            self.sync_owned_state();
+        }
     }
 
     // ----- transmission -----
@@ -377,10 +400,13 @@ impl TcpSender {
         self.rwnd = pkt.window as u64;
         let ack = pkt.ack.min(self.snd_nxt);
         let ece = self.cfg.ecn && pkt.flags & FLAG_ECE != 0;
+        if self.owns_window() {
+            self.rate_begin_ack(pkt);
+        }
         if pkt.ts_echo <= now {
             self.sb.delivered_sent_at(pkt.ts_echo);
         }
-        if self.cfg.sack && pkt.sack_len > 0 && self.sb.update_sack(pkt, self.snd_nxt) {
+        if self.cfg.sack && pkt.sack_len > 0 && self.update_sack(pkt, now) {
             self.mark_sack_losses();
             if self.cfg.lost_retransmit
                 && self.sb.retrans_bytes() > 0
@@ -421,6 +447,9 @@ impl TcpSender {
             while self.notices.front().is_some_and(|n| n.end <= ack) {
                 self.notices.pop_front();
             }
+            if let Some(r) = &mut self.rate {
+                r.acked(&self.sb, ack, now);
+            }
             self.sb.remove_acked(ack);
             self.snd_una = ack;
             self.dupacks = 0;
@@ -431,18 +460,24 @@ impl TcpSender {
             self.st.flight_size = self.flight_size();
             self.st.bytes_in_flight = self.pipe();
 
+            // An algorithm that owns its window gets none of the window changes below.
+            let owns = self.owns_window();
             let mut restart_rto = true;
             match self.recovery {
                 Recovery::Fast if self.plain_reno() => {
                     // RFC 5681 §3.2 step 6: the first ACK of new data deflates the window and
                     // ends recovery, whether or not it covers `recover`.
-                    self.st.cwnd = self.st.ssthresh;
+                    if !owns {
+                        self.st.cwnd = self.st.ssthresh;
+                    }
                     self.exit_recovery(now);
                 }
                 Recovery::Fast if ack >= self.recover => {
                     // Full ACK, RFC 6582 §3.2 step 3 option (1).
-                    let flight = self.flight_size().max(self.cfg.mss as u64);
-                    self.st.cwnd = self.st.ssthresh.min(flight + self.cfg.mss as u64);
+                    if !owns {
+                        let flight = self.flight_size().max(self.cfg.mss as u64);
+                        self.st.cwnd = self.st.ssthresh.min(flight + self.cfg.mss as u64);
+                    }
                     self.exit_recovery(now);
                 }
                 Recovery::Fast => {
@@ -453,8 +488,10 @@ impl TcpSender {
                             self.retransmit(i, cx);
                         }
                         let mss = self.cfg.mss as u64;
-                        self.st.cwnd = self.st.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
-                        self.st.cwnd = self.st.cwnd.max(mss);
+                        if !owns {
+                            self.st.cwnd = self.st.cwnd.saturating_sub(acked) + if acked >= mss { mss } else { 0 };
+                            self.st.cwnd = self.st.cwnd.max(mss);
+                        }
                         restart_rto = !self.partial_acked;
                         self.partial_acked = true;
                     }
@@ -479,18 +516,22 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una && pkt.payload == 0 {
             // Duplicate ACK (RFC 5681 §2; the advertised window never changes here).
             self.dupacks += 1;
-            if self.recovery == Recovery::Fast && !self.cfg.sack {
+            if self.recovery == Recovery::Fast && !self.cfg.sack && !self.owns_window() {
                 // RFC 5681 §3.2 step 4: inflate by one segment per further dupACK.
                 self.st.cwnd += self.cfg.mss as u64;
             }
         }
 
         self.maybe_enter_fast_recovery(cx);
+        if self.owns_window() {
+            self.rate_sample_ack(&info, cx);
+        }
         self.try_send(cx);
     }
 
     /// Let the application act: at its own wakeup, or `triggered` by another flow.
     fn run_app(&mut self, cx: &mut Cx, triggered: bool) {
+        let (app_limited, written) = (self.app_limited_mark(), self.app_end);
         let mut sock = SockView {
             app_end: &mut self.app_end,
             snd_una: self.snd_una,
@@ -504,6 +545,9 @@ impl TcpSender {
             self.app.on_wakeup(cx.now, &mut sock, cx.stats);
         }
         self.app_wakeup = self.app.next_wakeup();
+        if let Some(mark) = app_limited.filter(|_| self.app_end > written) {
+            self.set_app_limited(mark);
+        }
     }
 }
 

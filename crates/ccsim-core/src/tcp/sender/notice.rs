@@ -25,6 +25,12 @@ impl TcpSender {
         if self.notices.is_empty() {
             return 0;
         }
+        self.notice_hold(seq)
+    }
+
+    /// [`TcpSender::hold_until`] with notices pending (E-DCTCP only): out of line.
+    #[inline(never)]
+    fn notice_hold(&self, seq: u64) -> Time {
         self.notices.binary_search_by_key(&seq, |n| n.seq).map_or(0, |k| self.notices[k].hold_until)
     }
 
@@ -60,7 +66,9 @@ impl TcpSender {
         match self.recovery {
             Recovery::Open if self.snd_una >= self.recover && self.snd_una < self.snd_nxt => {
                 self.start_fast_recovery(cx);
-                self.st.cwnd = self.st.ssthresh.max(self.cfg.mss as u64);
+                if !self.owns_window() {
+                    self.st.cwnd = self.st.ssthresh.max(self.cfg.mss as u64);
+                }
             }
             Recovery::Fast if was_retrans && xmit_time >= self.reduced_at => {
                 self.reduce_on_lost_retransmission(cx);

@@ -52,7 +52,9 @@ impl TcpSender {
         self.sync_state(cx.now);
         self.st.flight_size = self.pipe();
         self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Loss);
-        self.st.cwnd = self.st.ssthresh;
+        if !self.owns_window() {
+            self.st.cwnd = self.st.ssthresh;
+        }
         self.recovery = Recovery::Fast;
         self.recover = self.snd_nxt;
         self.partial_acked = false;
@@ -69,6 +71,9 @@ impl TcpSender {
             self.retx_order.clear();
         }
         self.retx_order.push_back((self.sb[i].seq, cx.now));
+        if let Some(r) = &mut self.rate {
+            r.resent(&self.sb, i);
+        }
         let (seq, len) = self.sb.retransmitted(i, cx.now);
         self.emit(seq, len, true, cx);
     }
@@ -117,15 +122,18 @@ impl TcpSender {
         }
         self.start_fast_recovery(cx);
         self.retransmit(0, cx);
-        self.st.cwnd = if self.cfg.sack {
-            self.st.ssthresh // RFC 6675 §5 step 4.2
-        } else {
-            self.st.ssthresh + 3 * self.cfg.mss as u64 // RFC 5681 §3.2 step 3
-        };
+        if !self.owns_window() {
+            self.st.cwnd = if self.cfg.sack {
+                self.st.ssthresh // RFC 6675 §5 step 4.2
+            } else {
+                self.st.ssthresh + 3 * self.cfg.mss as u64 // RFC 5681 §3.2 step 3
+            };
+        }
         self.sync_state(cx.now);
     }
 
-    /// Enter fast recovery: new ssthresh, recovery point at SND.NXT.
+    /// Enter fast recovery: new ssthresh, recovery point at SND.NXT (the caller sets the
+    /// window, unless the congestion control owns it).
     pub(super) fn start_fast_recovery(&mut self, cx: &mut Cx) {
         self.sync_state(cx.now);
         self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Loss);
@@ -149,7 +157,9 @@ impl TcpSender {
     pub(super) fn reduce_on_ecn(&mut self, cx: &mut Cx) {
         self.sync_state(cx.now);
         self.st.ssthresh = self.cc.ssthresh(&self.st, Congestion::Ecn);
-        self.st.cwnd = self.st.ssthresh.max(self.cfg.mss as u64);
+        if !self.owns_window() {
+            self.st.cwnd = self.st.ssthresh.max(self.cfg.mss as u64);
+        }
         self.ecn_recover = self.snd_nxt;
         self.reduced_at = cx.now;
         self.cwr_pending = true;

@@ -1,5 +1,5 @@
-//! The sender's test harness: a sender with an unlimited backlog, driven with ACKs built by
-//! hand; its window and output are read after each step. MSS 1000 B, header 40 B, IW as given (in segments).
+//! The sender's test harness: a sender with an unlimited backlog (or a given application),
+//! driven with ACKs built by hand; its window and output are read after each step. MSS 1000 B, header 40 B, IW as given (in segments).
 
 pub(super) use super::*;
 pub(super) use crate::app::UNLIMITED;
@@ -29,14 +29,20 @@ impl Harness {
     }
 
     pub fn with_cc(init_cwnd: u64, sack: bool, cc: Box<dyn CongestionControl>) -> Self {
+        let mut h = Self::with_app(init_cwnd, sack, cc, Box::new(Backlog));
+        h.s.app_end = UNLIMITED;
+        h
+    }
+
+    /// A sender fed by `app` (which writes when woken, see [`Harness::wake`]).
+    pub fn with_app(init_cwnd: u64, sack: bool, cc: Box<dyn CongestionControl>, app: Box<dyn Application>) -> Self {
         let mut cfg = TcpConfig::default_config();
         cfg.mss = 1000;
         cfg.header = 40;
         cfg.init_cwnd = init_cwnd * 1000;
         cfg.sack = sack;
         cfg.rwnd = 1 << 30;
-        let mut s = TcpSender::new(0, 1, cfg, cc, Box::new(Backlog));
-        s.app_end = UNLIMITED;
+        let s = TcpSender::new(0, 1, cfg, cc, app);
         Harness { s, stats: FlowStats::default(), now: 0 }
     }
 
