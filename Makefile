@@ -14,7 +14,7 @@ $(BIN)/.deps: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.5,<2" "pydantic>=2.5" "numpy>=1.26" "pandas>=2.1" \
 		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" "statsmodels>=0.14" "scipy>=1.11" "jinja2>=3.1" \
-		"ruff==0.17.6" "mypy==2.4.1"
+		"ruff==0.17.6" "mypy==2.4.1" "jsonschema>=4.18"
 	touch $@
 
 setup: $(BIN)/.deps

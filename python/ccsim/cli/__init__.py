@@ -1,10 +1,10 @@
-"""The ``ccsim`` command: run, validate, list, ``arima fit`` for RTT traces, ``sweep``, ``smc`` and
-``compare``.
+"""The ``ccsim`` command: run, validate, list, schema, ``arima fit`` for RTT traces, ``sweep``, ``smc``
+and ``compare``.
 
 Every mistake in the input (file, field, argument) ends in one line on stderr that names the
 file, the field and what is allowed, and exit code 2 — never a traceback. The parser is in
-``parser``, the commands in ``run`` (run, validate), ``listing`` (list), ``arima`` and
-``experiments`` (reproduce, sweep, compare, smc).
+``parser``, the commands in ``run`` (run, validate), ``listing`` (list), ``schema`` (schema),
+``arima`` and ``experiments`` (reproduce, sweep, compare, smc).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .experiments import _cmd_compare, _cmd_reproduce, _cmd_smc, _cmd_sweep
 from .listing import _cmd_list
 from .parser import _build_parser, _UsageError
 from .run import _cmd_run, _cmd_validate
+from .schema import _cmd_schema
 
 __all__ = ["main"]
 
@@ -26,6 +27,7 @@ _COMMANDS = {
     "run": _cmd_run,
     "validate": _cmd_validate,
     "list": _cmd_list,
+    "schema": _cmd_schema,
     "arima": _cmd_arima,
     "sweep": _cmd_sweep,
     "smc": _cmd_smc,
@@ -49,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.command is None:
         _fail(
-            "a command is required: run, validate, list, reproduce, sweep, smc, compare or arima (see 'ccsim --help')"
+            "a command is required: run, validate, list, schema, reproduce, sweep, smc, compare or arima "
+            "(see 'ccsim --help')"
         )
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")

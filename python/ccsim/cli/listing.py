@@ -1,56 +1,110 @@
-"""``ccsim list``: every registered model with its parameters (a table, JSON or the Markdown
-of docs/models.md), and the TCP behaviour profiles."""
+"""``ccsim list [KIND [NAME]]``: the registered models with their parameters (tables that fit
+80 columns, JSON, or the Markdown of docs/models.md), and the TCP behaviour profiles; a family
+(``ccsim list cc``) or one model (``ccsim list cc cubic``) alone."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..scenario.registry import FAMILY_TITLES, KIND_UNITS, format_param, get_registry
-from .common import EXIT_OK, _cell, _engine, _stdout_console
+from ..errors import FieldError, ScenarioError, show
+from ..scenario.registry import FAMILY_TITLES, KIND_UNITS, ModelInfo, ParamInfo, Registry, format_param, get_registry
+from .common import EXIT_OK, _cell, _engine
+
+# The width of the listing: narrower terminals get their own width, wider ones no more.
+LIST_WIDTH = 80
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    if args.json:
-        print(_engine().registry_json())
-        return EXIT_OK
     if args.markdown:
+        if args.kind is not None:
+            raise ScenarioError("", "", "--markdown prints every model (docs/models.md); leave out KIND and NAME")
         print(models_markdown(), end="")
         return EXIT_OK
+    if args.json and args.kind is None:
+        print(_engine().registry_json())
+        return EXIT_OK
     registry = get_registry()
-    console = _stdout_console()
-    for family in registry.families():
-        console.print(Text(f"{FAMILY_TITLES.get(family, family).capitalize()}s ({family})", style="bold underline"))
-        if family == "profile":
-            _print_profiles(console, registry.models(family))
+    family = None if args.kind is None else family_of(args.kind, registry)
+    models = None
+    if family is not None and args.name is not None:
+        models = [_model(registry, family, args.name)]
+    if args.json:
+        names = None if models is None else {m.name for m in models}
+        entries = json.loads(_engine().registry_json())
+        chosen = [e for e in entries if e["family"] == family and (names is None or e["name"] in names)]
+        print(json.dumps(chosen, separators=(",", ":")))
+        return EXIT_OK
+    console = _list_console()
+    for fam in [family] if family is not None else registry.families():
+        chosen = models if models is not None else registry.models(fam)
+        if models is None:
+            console.print(Text(f"{FAMILY_TITLES.get(fam, fam).capitalize()}s ({fam})", style="bold underline"))
+        if fam == "profile":
+            _print_profiles(console, chosen)
             continue
-        for model in registry.models(family):
-            title = f"{model.name}: {model.doc}{_model_facts(model)}"
-            if not model.params:
-                console.print(Text(f"  {title} (no parameters)"))
-                continue
-            table = Table(title=Text(title), title_justify="left", expand=False)
-            for header in ("parameter", "unit", "default", "range", "description"):
-                table.add_column(header, overflow="fold")
-            for param in model.params:
-                table.add_row(
-                    *map(
-                        _cell,
-                        (
-                            param.name,
-                            KIND_UNITS.get(param.kind, param.kind),
-                            format_param(param.kind, param.default),
-                            param.range_text(),
-                            param.doc,
-                        ),
-                    )
-                )
-            console.print(table)
+        for model in chosen:
+            _print_model(console, model)
         console.print()
     return EXIT_OK
+
+
+def _list_console() -> Console:
+    """A console at most LIST_WIDTH wide: the terminal's width below that, and LIST_WIDTH when
+    the output goes to a file or a pipe (cells wrap; nothing is cut)."""
+    console = Console()
+    if not console.is_terminal or console.width > LIST_WIDTH:
+        console = Console(width=LIST_WIDTH)
+    return console
+
+
+def family_of(kind: str, registry: Registry) -> str:
+    """The family a ``ccsim list KIND`` names: its name or title, singular or plural
+    (``queue``, ``queues``, ``cc``, ``apps``, ``applications``...)."""
+    wanted = kind.strip().lower()
+    for family in registry.families():
+        title = FAMILY_TITLES.get(family, family)
+        if wanted in (family, family + "s", title, title + "s"):
+            return family
+    kinds = ", ".join(registry.families())
+    raise ScenarioError("", "", f"unknown kind {show(kind)} for 'ccsim list'; kinds: {kinds} (plurals work too)")
+
+
+def _model(registry: Registry, family: str, name: str) -> ModelInfo:
+    try:
+        return registry.model(family, name)
+    except FieldError as exc:  # names the model's family and lists the registered ones
+        raise ScenarioError("", "", exc.message) from None
+
+
+def _param_text(param: ParamInfo) -> Text:
+    """How a parameter is written, its default and range, then what it is."""
+    if param.kind == "choice":
+        form = "one of " + ", ".join(param.choices)
+    else:
+        form = KIND_UNITS.get(param.kind, param.kind)
+        if range_text := param.range_text():
+            form += f"; range {range_text}"
+    form += f"; default {format_param(param.kind, param.default)}"
+    return Text(f"{form}\n{param.doc}" if param.doc else form)
+
+
+def _print_model(console: Console, model: ModelInfo) -> None:
+    title = f"{model.name}: {model.doc}{_model_facts(model)}"
+    if not model.params:
+        console.print(Text(f"  {title} (no parameters)"))
+        return
+    table = Table(title=Text(title), title_justify="left", show_lines=True, expand=True)
+    table.add_column("parameter", no_wrap=True)
+    table.add_column("unit; range; default / description", overflow="fold", ratio=1)
+    for param in model.params:
+        table.add_row(_cell(param.name), _param_text(param))
+    console.print(table)
 
 
 def models_markdown() -> str:
@@ -97,20 +151,27 @@ def _model_facts(model: Any) -> str:
     return f" [{'; '.join(facts)}]" if facts else ""
 
 
-def _print_profiles(console: Any, profiles: list[Any]) -> None:
-    """The behaviour profiles of TCP flows, each value with its source."""
-    console.print(Text('  for TCP flows: transport = {kind = "tcp", profile = "NAME"}; given parameters win'))
+def _print_profiles(console: Console, profiles: list[ModelInfo]) -> None:
+    """The behaviour profiles of TCP flows, each value with its source: the transport's
+    parameters, then the congestion control's (``kind``: the one a flow without ``cc`` gets)."""
+    console.print(Text('  TCP flows: transport = {kind = "tcp", profile = "NAME"}; parameters given win'))
     for profile in profiles:
         if not profile.settings:
             console.print(Text(f"  {profile.name}: {profile.doc} (sets nothing)"))
             continue
-        table = Table(title=Text(f"{profile.name}: {profile.doc}"), title_justify="left", expand=False)
-        for header in ("sets", "parameter", "value", "source"):
-            table.add_column(header, overflow="fold")
-        for setting in profile.settings:
-            target = (
-                "transport" if setting.target == "transport" else "cc (default)" if setting.param == "kind" else "cc"
-            )
-            table.add_row(*map(_cell, (target, setting.param, setting.value_text(), setting.source)))
-        console.print(table)
+        console.print(Text(f"{profile.name}: {profile.doc}"))
+        for target, title in (
+            ("transport", "transport parameters"),
+            ("cc", "congestion control: kind for flows without cc, its parameters when they run it"),
+        ):
+            settings = [s for s in profile.settings if s.target == target]
+            if not settings:
+                continue
+            table = Table(title=Text(title), title_justify="left")
+            table.add_column("parameter", no_wrap=True)
+            table.add_column("value", no_wrap=True)
+            table.add_column("source", overflow="fold")
+            for setting in settings:
+                table.add_row(*map(_cell, (setting.param, setting.value_text(), setting.source)))
+            console.print(table)
     console.print()

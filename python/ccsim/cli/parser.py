@@ -7,6 +7,7 @@ import argparse
 from typing import Any, NoReturn
 
 from ..errors import show
+from ..scenario.registry import FAMILIES
 
 
 class _UsageError(Exception):
@@ -51,11 +52,31 @@ def _build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser(
         "list",
         help="list queue disciplines, congestion controls, transports and applications with their parameters",
-        description="Every registered model with its parameters, units and defaults.",
+        description="Every registered model with its parameters, units and defaults; or the models of one "
+        "kind (ccsim list queue), or one model (ccsim list cc cubic).",
     )
+    listing.add_argument(
+        "kind",
+        nargs="?",
+        metavar="KIND",
+        help=f"only this kind of model: {', '.join(FAMILIES)} or profile (plurals work too)",
+    )
+    listing.add_argument("name", nargs="?", metavar="NAME", help="only this model of KIND, e.g. cubic")
     listing.add_argument("--json", action="store_true", help="print the registry as JSON")
     listing.add_argument(
         "--markdown", action="store_true", help="print the models as Markdown (docs/models.md is this output)"
+    )
+
+    schema = commands.add_parser(
+        "schema",
+        help="print the JSON Schema of scenario files (editor completion), or their reference",
+        description="Print the JSON Schema (draft 2020-12) of a scenario file as it is written: every key "
+        "with its description, units and default, the registered model names. An editor with Taplo "
+        "(VS Code: Even Better TOML) completes and checks scenarios with it; see docs/scenario.md.",
+    )
+    schema.add_argument("--output", "-o", metavar="FILE", help="write it to FILE instead of printing it")
+    schema.add_argument(
+        "--markdown", action="store_true", help="the reference as Markdown instead (docs/scenario.md is this output)"
     )
 
     repro = commands.add_parser(

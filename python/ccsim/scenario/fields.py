@@ -22,6 +22,7 @@ from pydantic import (
 from ..errors import NO_FILE, FieldError, scenario_error_from_validation, show
 from . import units
 from .registry import FAMILY_TITLES, get_registry
+from .written import Written
 
 __all__ = [
     "StrictModel",
@@ -69,16 +70,28 @@ class StrictModel(BaseModel):
 
 
 # The parsers raise UnitError, a ValueError: pydantic reports its message, which says what is
-# allowed (errors.py turns it into the one-line form).
-Time = Annotated[int, BeforeValidator(units.parse_time), PlainSerializer(units.format_time, return_type=str)]
+# allowed (errors.py turns it into the one-line form). Written is how a file writes each of
+# them: the JSON Schema of scenario files (written.py).
+Time = Annotated[
+    int, BeforeValidator(units.parse_time), PlainSerializer(units.format_time, return_type=str), Written.unit("time")
+]
 """A duration; canonical value: integer nanoseconds."""
-Rate = Annotated[int, BeforeValidator(units.parse_rate), PlainSerializer(units.format_rate, return_type=str)]
+Rate = Annotated[
+    int, BeforeValidator(units.parse_rate), PlainSerializer(units.format_rate, return_type=str), Written.unit("rate")
+]
 """A bit rate; canonical value: integer bit/s."""
-Bytes = Annotated[int, BeforeValidator(units.parse_bytes), PlainSerializer(units.format_bytes, return_type=str)]
+Bytes = Annotated[
+    int, BeforeValidator(units.parse_bytes), PlainSerializer(units.format_bytes, return_type=str), Written.unit("bytes")
+]
 """A byte count."""
-Size = Annotated[dict[str, int], BeforeValidator(units.parse_size), PlainSerializer(units.format_size, return_type=str)]
+Size = Annotated[
+    dict[str, int],
+    BeforeValidator(units.parse_size),
+    PlainSerializer(units.format_size, return_type=str),
+    Written.unit("size"),
+]
 """A buffer size: ``{"packets": n}`` or ``{"bytes": n}``."""
-Prob = Annotated[float, BeforeValidator(units.parse_prob)]
+Prob = Annotated[float, BeforeValidator(units.parse_prob), Written.unit("prob")]
 """A probability in [0, 1]."""
 
 
@@ -104,6 +117,7 @@ StartWindow = Annotated[
     tuple[int, int | None],
     BeforeValidator(_parse_window),
     PlainSerializer(_format_window, return_type=str),
+    Written.unit("window"),
 ]
 """A start time, or a window ``"a..b"`` the engine draws it from uniformly (per-flow stream)."""
 
@@ -183,12 +197,12 @@ class _AlgoParser:
         return name
 
 
-QueueAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("queue"))]
-CcAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("cc"))]
-TransportAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("transport"))]
-AppAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("app"))]
-ControllerAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("controller"))]
-ReferenceAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("reference"))]
+QueueAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("queue")), Written.ref("QueueAlgo")]
+CcAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("cc")), Written.ref("CcAlgo")]
+TransportAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("transport")), Written.ref("TransportAlgo")]
+AppAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("app")), Written.ref("AppAlgo")]
+ControllerAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("controller")), Written.ref("ControllerAlgo")]
+ReferenceAlgo = Annotated[AlgoSpec, BeforeValidator(_AlgoParser("reference")), Written.ref("ReferenceAlgo")]
 
 
 def algo(family: str, kind: str) -> AlgoSpec:

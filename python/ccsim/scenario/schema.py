@@ -65,9 +65,13 @@ MAX_FILE_BYTES = 16 * 2**20
 class Simulation(StrictModel):
     """``[simulation]``: how long, from when statistics count, which seed."""
 
-    duration: Time
-    warmup: Time = 0
-    seed: Annotated[int, Field(ge=0, le=U64_MAX)] = 1
+    duration: Time = Field(description="Simulated time the run lasts.")
+    warmup: Time = Field(
+        default=0, description="Statistics count from this time on; the time before it fills the network."
+    )
+    seed: Annotated[int, Field(ge=0, le=U64_MAX)] = Field(
+        default=1, description="Master seed: every random stream derives from it (`ccsim run --seed` replaces it)."
+    )
 
     # warmup < duration is the engine's check (engine_check).
     @model_validator(mode="after")
@@ -80,17 +84,36 @@ class Simulation(StrictModel):
 class Flow(StrictModel):
     """One ``[[flows]]`` table: ``count`` identical flows from a host to a host."""
 
-    pair: Annotated[int, Field(ge=0)] | None = None
-    src: str | None = None
-    dst: str | None = None
-    count: Annotated[int, Field(ge=1, le=MAX_FLOWS)] = 1
-    transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "tcp"))
-    cc: CcAlgo | None = None
-    app: AppAlgo = Field(default_factory=lambda: algo("app", "bulk"))
-    start: StartWindow = (0, None)
-    stop: Time | None = None
-    group: str | None = None
-    name: str | None = None
+    pair: Annotated[int, Field(ge=0)] | None = Field(
+        default=None,
+        description="Dumbbell pair i: the flow goes from host s{i} to host r{i}. Give pair, or src and dst.",
+    )
+    src: str | None = Field(default=None, description="Name of the host the flow is sent from.")
+    dst: str | None = Field(default=None, description="Name of the host the flow is sent to.")
+    count: Annotated[int, Field(ge=1, le=MAX_FLOWS)] = Field(
+        default=1, description="How many identical flows this table makes (numbered one after the other)."
+    )
+    transport: TransportAlgo = Field(
+        default_factory=lambda: algo("transport", "tcp"), description="Transport protocol and its parameters."
+    )
+    cc: CcAlgo | None = Field(
+        default=None,
+        description="Congestion control of a TCP flow. Absent: the behaviour profile's, else newreno.",
+    )
+    app: AppAlgo = Field(
+        default_factory=lambda: algo("app", "bulk"), description="Application: what the flow sends, and when."
+    )
+    start: StartWindow = Field(
+        default=(0, None), description="When the flow starts; a start in a window is drawn per flow, from the seed."
+    )
+    stop: Time | None = Field(default=None, description="When the flow stops sending. Absent: at the end of the run.")
+    group: str | None = Field(
+        default=None, description="Label of flows reported together (result tables, Jain's index per group)."
+    )
+    name: str | None = Field(
+        default=None,
+        description="Name of the flow in results and in parameters that name a flow; replicas are NAME.0, NAME.1, ...",
+    )
 
     @model_validator(mode="after")
     def _addressed_once(self) -> Flow:
@@ -113,8 +136,13 @@ class Plant(StrictModel):
     """A plant's transfer function, coefficients in descending powers of s. Default: the DC
     motor of the ANCE paper, G(s) = 36.3 / (s^2 + 36.17 s)."""
 
-    num: list[float] = Field(default_factory=lambda: list(MOTOR_NUM))
-    den: list[float] = Field(default_factory=lambda: list(MOTOR_DEN))
+    num: list[float] = Field(
+        default_factory=lambda: list(MOTOR_NUM), description="Numerator coefficients of G(s), highest power first."
+    )
+    den: list[float] = Field(
+        default_factory=lambda: list(MOTOR_DEN),
+        description="Denominator coefficients of G(s), highest power first (degree >= 1 and >= the numerator's).",
+    )
 
     @model_validator(mode="after")
     def _proper_and_finite(self) -> Plant:
@@ -145,19 +173,31 @@ class Control(StrictModel):
     ``NAME.sensor`` and ``NAME.actuator``, appended after the ``[[flows]]``. Without the two
     hosts the loop is ideal (no network): the classical sampled-data loop."""
 
-    name: str | None = None
-    plant_host: str | None = None
-    controller_host: str | None = None
-    plant: Plant = Field(default_factory=Plant)
-    controller: ControllerAlgo = Field(default_factory=lambda: algo("controller", "pid"))
-    reference: ReferenceAlgo = Field(default_factory=lambda: algo("reference", "square"))
-    sampling_period: Time = 14_000_000
-    message_size: Bytes = 48
-    transport: TransportAlgo = Field(default_factory=lambda: algo("transport", "udp"))
-    start: Time = 0
-    stop: Time | None = None
-    substeps: Annotated[int, Field(ge=1, le=1_000_000)] = 16
-    """Integration steps per sampling period for the integral scores (ITAE, IAE, ISE)."""
+    name: str | None = Field(
+        default=None,
+        description="Label of the loop and prefix of its flows (NAME.sensor, NAME.actuator). Absent: control0, ...",
+    )
+    plant_host: str | None = Field(
+        default=None, description="Host of the plant's sensor and actuator. Without both hosts the loop has no network."
+    )
+    controller_host: str | None = Field(default=None, description="Host of the controller.")
+    plant: Plant = Field(default_factory=Plant, description="The plant's transfer function G(s).")
+    controller: ControllerAlgo = Field(
+        default_factory=lambda: algo("controller", "pid"), description="Controller and its gains."
+    )
+    reference: ReferenceAlgo = Field(
+        default_factory=lambda: algo("reference", "square"), description="Reference signal the output is to follow."
+    )
+    sampling_period: Time = Field(default=14_000_000, description="Time between two samples of the sensor.")
+    message_size: Bytes = Field(default=48, description="Payload of each sensor and actuator message.")
+    transport: TransportAlgo = Field(
+        default_factory=lambda: algo("transport", "udp"), description="Transport of the sensor and actuator messages."
+    )
+    start: Time = Field(default=0, description="When the loop starts sampling.")
+    stop: Time | None = Field(default=None, description="When the loop stops. Absent: at the end of the run.")
+    substeps: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        default=16, description="Integration steps per sampling period for the integral scores (ITAE, IAE, ISE)."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Control:
@@ -180,25 +220,36 @@ class Control(StrictModel):
 class Metrics(StrictModel):
     """``[metrics]``: which flows Jain's index covers (all when absent)."""
 
-    jain_flows: list[Annotated[int, Field(ge=0)]] | None = None
+    jain_flows: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None,
+        description="Flows (numbered after count) that Jain's index covers. Absent: every flow of [[flows]].",
+    )
 
 
 class Trace(StrictModel):
     """``[trace]``: time series sampled every ``interval``."""
 
-    interval: Time
-    queues: list[str] = Field(default_factory=list)
-    cwnd: bool = True
-    flow_counters: bool = False
-    """Sample each flow's delivered bytes and retransmissions, cumulative over the measured
-    window (``flow.N.delivered_bytes``, ``flow.N.retransmissions``): throughput over time."""
-    events: bool = False
-    """Log every drop and mark with its time, queue and flow (``Result.queue_events``)."""
-    messages: bool = False
-    """Log every application message: created, delivered or lost (``Result.messages``)."""
-    rtt: bool = False
-    """Log every RTT sample of every TCP sender with its time and flow (``Result.rtt_samples``;
-    the input of ``ccsim arima fit``)."""
+    interval: Time = Field(description="Time between two samples of the series.")
+    queues: list[str] = Field(
+        default_factory=list, description="Queues whose length is sampled, by name: 'A->B' is A's queue towards B."
+    )
+    cwnd: bool = Field(default=True, description="Sample the congestion window of every TCP flow.")
+    flow_counters: bool = Field(
+        default=False,
+        description="Sample each flow's delivered bytes and retransmissions, cumulative over the measured window "
+        "(flow.N.delivered_bytes, flow.N.retransmissions): throughput over time.",
+    )
+    events: bool = Field(
+        default=False, description="Log every drop and mark with its time, queue and flow (Result.queue_events)."
+    )
+    messages: bool = Field(
+        default=False, description="Log every application message: created, delivered or lost (Result.messages)."
+    )
+    rtt: bool = Field(
+        default=False,
+        description="Log every RTT sample of every TCP sender with its time and flow (Result.rtt_samples; "
+        "the input of `ccsim arima fit`).",
+    )
 
     @model_validator(mode="after")
     def _interval_positive(self) -> Trace:
@@ -208,16 +259,18 @@ class Trace(StrictModel):
 
 
 class Scenario(StrictModel):
-    """A whole scenario. ``ccsim.load(path)``, ``from_dict(d)`` and ``Scenario.build(d)`` raise
+    """A scenario file: the network, the traffic on it, how long it runs and what is recorded.
+
+    In Python, ``ccsim.load(path)``, ``from_dict(d)`` and ``Scenario.build(d)`` raise
     ScenarioError on bad input; ``Scenario(...)`` raises pydantic's ValidationError."""
 
-    description: str | None = None
-    simulation: Simulation
-    topology: Topology
-    flows: list[Flow] = Field(default_factory=list)
-    metrics: Metrics = Field(default_factory=Metrics)
-    trace: Trace | None = None
-    control: list[Control] = Field(default_factory=list)
+    description: str | None = Field(default=None, description="What the scenario is, for its readers.")
+    simulation: Simulation = Field(description="How long the run lasts, from when statistics count, which seed.")
+    topology: Topology = Field(description="Nodes and links: a dumbbell, a daisy chain, a star or explicit.")
+    flows: list[Flow] = Field(default_factory=list, description="The traffic: one table per group of identical flows.")
+    metrics: Metrics = Field(default_factory=Metrics, description="Which flows Jain's fairness index covers.")
+    trace: Trace | None = Field(default=None, description="Time series to record. Absent: none.")
+    control: list[Control] = Field(default_factory=list, description="Networked control loops, one table each.")
 
     _network: Network = PrivateAttr()
 

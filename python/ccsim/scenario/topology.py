@@ -15,6 +15,7 @@ from pydantic import BeforeValidator, Field, PlainSerializer, model_validator
 from ..errors import FieldError, show
 from .fields import AlgoSpec, Prob, QueueAlgo, Rate, StrictModel, Time, algo
 from .registry import get_registry
+from .written import PROCESSING_DEF, Written
 
 __all__ = [
     "Direction",
@@ -44,33 +45,35 @@ DEFAULT_QUEUE_KIND = "droptail"
 class Direction(StrictModel):
     """What one direction of a link overrides; every field is optional."""
 
-    rate: Rate | None = None
-    delay: Time | None = None
-    loss: Prob | None = None
-    queue: QueueAlgo | None = None
+    rate: Rate | None = Field(default=None, description="Bit rate.")
+    delay: Time | None = Field(default=None, description="Propagation delay.")
+    loss: Prob | None = Field(default=None, description="Probability that a packet is lost, each packet independently.")
+    queue: QueueAlgo | None = Field(default=None, description="Discipline of the output queue at the sending end.")
 
 
 class LinkSpec(Direction):
     """A full-duplex link. ``rate``/``delay``/``loss``/``queue`` apply to both directions;
     ``reverse`` overrides the b->a direction (asymmetric links)."""
 
-    reverse: Direction | None = None
+    reverse: Direction | None = Field(
+        default=None, description="What differs in the b->a direction (asymmetric links)."
+    )
 
 
 class Pair(LinkSpec):
     """A dumbbell sender/receiver pair: the spec applies to both of its access links
     (s_i--A and B--r_i); ``src_delay`` / ``dst_delay`` set the two sides' delays apart."""
 
-    src_delay: Time | None = None
-    dst_delay: Time | None = None
+    src_delay: Time | None = Field(default=None, description="Delay of the sender's link s_i--A (instead of delay).")
+    dst_delay: Time | None = Field(default=None, description="Delay of the receiver's link B--r_i (instead of delay).")
 
 
 class ChainHost(LinkSpec):
     """A host of a daisy chain, attached to router ``R{router}`` by this link (host->router
     is the forward direction, ``reverse`` is router->host)."""
 
-    name: str | None = None
-    router: Annotated[int, Field(ge=0)]
+    name: str | None = Field(default=None, description="Name of the host. Absent: h{i}, i its place in hosts.")
+    router: Annotated[int, Field(ge=0)] = Field(description="The host is attached to router R{router}.")
 
 
 def _parse_processing(value: Any) -> dict[str, Any]:
@@ -88,6 +91,7 @@ Processing = Annotated[
     dict[str, Any],
     BeforeValidator(_parse_processing),
     PlainSerializer(lambda p: get_registry().to_human("node", "processing", p), return_type=dict),
+    Written.ref(PROCESSING_DEF),
 ]
 """A node's per-packet processing: fixed ``delay`` plus a random ``jitter`` (uniform on
 [0, jitter] or exponential of mean jitter), FIFO (``ccsim list``, family ``node``)."""
@@ -96,16 +100,16 @@ Processing = Annotated[
 class NodeDecl(StrictModel):
     """A node of an explicit topology, optionally with per-packet ``processing``."""
 
-    name: Annotated[str, Field(min_length=1)]
-    kind: Literal["host", "router"]
-    processing: Processing | None = None
+    name: Annotated[str, Field(min_length=1)] = Field(description="Name of the node, used by links and flows.")
+    kind: Literal["host", "router"] = Field(description="A host sends and receives; a router forwards.")
+    processing: Processing | None = Field(default=None, description="Per-packet processing time at the node.")
 
 
 class ExplicitLink(LinkSpec):
     """A link of an explicit topology between nodes named ``a`` and ``b``."""
 
-    a: str
-    b: str
+    a: str = Field(description="Name of the node at one end (a->b is the forward direction).")
+    b: str = Field(description="Name of the node at the other end.")
 
 
 # --- the expanded network -------------------------------------------------------------
@@ -244,17 +248,28 @@ class Dumbbell(StrictModel):
     access link; flows say ``src = "s1", dst = "r2"``). Links: A--B first, then s_i--A, then B--r_i.
     """
 
-    kind: Literal["dumbbell"]
-    bottleneck: LinkSpec
-    access: LinkSpec | None = None
-    pairs: list[Pair] | None = None
-    sources: list[LinkSpec] | None = None
-    sinks: list[LinkSpec] | None = None
-    bottleneck_queue: str | None = None
-    router_processing: Processing | None = None
-    """Per-packet processing at every router (``processing`` of an explicit node)."""
-    host_processing: Processing | None = None
-    """Per-packet processing at every host: what it sends and what it receives."""
+    kind: Literal["dumbbell"] = Field(description="The kind of topology.")
+    bottleneck: LinkSpec = Field(description="The link A--B; A->B is its forward direction.")
+    access: LinkSpec | None = Field(
+        default=None, description="What every access link has unless its own spec says otherwise."
+    )
+    pairs: list[Pair] | None = Field(
+        default=None,
+        description="Sender/receiver pairs: pair i is hosts s{i} and r{i}, one spec for both access links.",
+    )
+    sources: list[LinkSpec] | None = Field(
+        default=None, description="Senders s0.., each with its own access link (with sinks, instead of pairs)."
+    )
+    sinks: list[LinkSpec] | None = Field(default=None, description="Receivers r0.., each with its own access link.")
+    bottleneck_queue: str | None = Field(
+        default=None, description="The queue reported as the bottleneck. Absent: 'A->B'."
+    )
+    router_processing: Processing | None = Field(
+        default=None, description="Per-packet processing at every router (processing of an explicit node)."
+    )
+    host_processing: Processing | None = Field(
+        default=None, description="Per-packet processing at every host: what it sends and what it receives."
+    )
 
     @model_validator(mode="after")
     def _one_way_to_give_hosts(self) -> Dumbbell:
@@ -299,15 +314,25 @@ class DaisyChain(StrictModel):
     (the first of equals).
     """
 
-    kind: Literal["daisy_chain"]
-    hops: Annotated[list[LinkSpec], Field(min_length=1)]
-    hosts: Annotated[list[ChainHost], Field(min_length=1)]
-    access: LinkSpec | None = None
-    bottleneck_queue: str | None = None
-    router_processing: Processing | None = None
-    """Per-packet processing at every router (``processing`` of an explicit node)."""
-    host_processing: Processing | None = None
-    """Per-packet processing at every host: what it sends and what it receives."""
+    kind: Literal["daisy_chain"] = Field(description="The kind of topology.")
+    hops: Annotated[list[LinkSpec], Field(min_length=1)] = Field(
+        description="The links between routers: hop i links R{i} and R{i+1}."
+    )
+    hosts: Annotated[list[ChainHost], Field(min_length=1)] = Field(
+        description="The hosts, each attached to a router by its own link."
+    )
+    access: LinkSpec | None = Field(
+        default=None, description="What every host's link has unless its own spec says otherwise."
+    )
+    bottleneck_queue: str | None = Field(
+        default=None, description="The queue reported as the bottleneck. Absent: the forward queue of the slowest hop."
+    )
+    router_processing: Processing | None = Field(
+        default=None, description="Per-packet processing at every router (processing of an explicit node)."
+    )
+    host_processing: Processing | None = Field(
+        default=None, description="Per-packet processing at every host: what it sends and what it receives."
+    )
 
     def expand(self) -> Network:
         net = Network()
@@ -336,10 +361,12 @@ class DaisyChain(StrictModel):
 class Explicit(StrictModel):
     """Nodes and links written out by name."""
 
-    kind: Literal["explicit"]
-    nodes: Annotated[list[NodeDecl], Field(min_length=1)]
-    links: list[ExplicitLink]
-    bottleneck_queue: str | None = None
+    kind: Literal["explicit"] = Field(description="The kind of topology.")
+    nodes: Annotated[list[NodeDecl], Field(min_length=1)] = Field(description="Every host and router.")
+    links: list[ExplicitLink] = Field(description="Every link, at most one between two nodes.")
+    bottleneck_queue: str | None = Field(
+        default=None, description="The queue reported as the bottleneck, e.g. 'r->h2'. Absent: none."
+    )
 
     def expand(self) -> Network:
         net = Network()
@@ -386,15 +413,26 @@ class Star(StrictModel):
     queue is ``router->controller`` unless ``bottleneck_queue`` says otherwise.
     """
 
-    kind: Literal["star"]
-    sensors: Annotated[list[LinkSpec], BeforeValidator(_sensor_specs), Field(min_length=1)]
-    bottleneck: LinkSpec
-    access: LinkSpec | None = None
-    bottleneck_queue: str | None = None
-    router_processing: Processing | None = None
-    """Per-packet processing at every router (``processing`` of an explicit node)."""
-    host_processing: Processing | None = None
-    """Per-packet processing at every host: what it sends and what it receives."""
+    kind: Literal["star"] = Field(description="The kind of topology.")
+    sensors: Annotated[
+        list[LinkSpec],
+        BeforeValidator(_sensor_specs),
+        Field(min_length=1),
+        Written(lambda: {"type": "integer", "minimum": 1, "maximum": MAX_SENSORS}, or_inner=True),
+    ] = Field(description="How many sensors, or one link spec per sensor (each over access).")
+    bottleneck: LinkSpec = Field(description="The link router--controller; router->controller is forward.")
+    access: LinkSpec | None = Field(
+        default=None, description="What every sensor's link has unless its own spec says otherwise."
+    )
+    bottleneck_queue: str | None = Field(
+        default=None, description="The queue reported as the bottleneck. Absent: 'router->controller'."
+    )
+    router_processing: Processing | None = Field(
+        default=None, description="Per-packet processing at every router (processing of an explicit node)."
+    )
+    host_processing: Processing | None = Field(
+        default=None, description="Per-packet processing at every host: what it sends and what it receives."
+    )
 
     def expand(self) -> Network:
         net = Network(default_bottleneck="router->controller")
