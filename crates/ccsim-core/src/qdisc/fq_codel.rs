@@ -373,7 +373,7 @@ impl QueueDisc for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testkit::{pkt, Harness};
+    use crate::qdisc::testkit::{assert_drr_byte_shares, pkt, Harness};
     use crate::qdisc::QueueEventKind;
     use crate::sim::time::{Time, MS, US};
 
@@ -429,35 +429,7 @@ mod tests {
 
     #[test]
     fn drr_shares_bytes_equally_between_flows_of_different_packet_sizes() {
-        // Flow 0 sends 1500 B packets, flow 1 300 B packets, both backlogged (served at the
-        // arrival time, so CoDel never acts). After k turns each, a flow has been served
-        // k*quantum - credits with credits in (-1500, 0] at the end of its turn: at every
-        // switch from flow 1 back to flow 0 the difference is below 1500 B < one quantum.
-        let mut h = fq(Size::Packets(10240), 1);
-        for k in 0..1000 {
-            h.enqueue(0, pkt(0, k, 1500));
-        }
-        for k in 0..5000 {
-            h.enqueue(0, pkt(1, k, 300));
-        }
-        let mut served = [0i64; 2];
-        let mut last = 0;
-        let mut switches = 0;
-        for _ in 0..2500 {
-            let p = h.dequeue(0).unwrap();
-            if p.flow == 0 && last == 1 {
-                assert!((served[0] - served[1]).abs() < 1514, "{served:?}");
-                switches += 1;
-            }
-            served[p.flow as usize] += p.size as i64;
-            last = p.flow;
-            // Between switches the gap stays within a quantum plus a packet.
-            assert!((served[0] - served[1]).abs() <= 1514 + 1500, "{served:?}");
-        }
-        assert!(switches > 100, "{switches}");
-        // Per-packet round robin would have given flow 0 five times the bytes of flow 1.
-        let ratio = served[0] as f64 / served[1] as f64;
-        assert!((ratio - 1.0).abs() < 0.01, "{ratio}");
+        assert_drr_byte_shares(&mut fq(Size::Packets(10240), 1));
     }
 
     #[test]

@@ -325,3 +325,33 @@ impl<D: QueueDisc> Harness<D> {
         (dropped, marks)
     }
 }
+
+/// A flow scheduler's DRR++ byte fairness (RFC 8290 §4.2, quantum 1514 B): flow 0 sends
+/// 1 500 B packets, flow 1 300 B ones, both backlogged and served at their arrival time (so no
+/// AQM acts). After k turns each, a flow has been served k * quantum - credits with credits in
+/// (-1500, 0] at the end of its turn: at every switch from flow 1 back to flow 0 the bytes
+/// served differ by less than a quantum, and by at most a quantum and a packet in between.
+/// Per-packet round robin would give flow 0 five times the bytes of flow 1.
+pub fn assert_drr_byte_shares<D: QueueDisc>(h: &mut Harness<D>) {
+    for k in 0..1000 {
+        h.enqueue(0, pkt(0, k, 1500));
+    }
+    for k in 0..5000 {
+        h.enqueue(0, pkt(1, k, 300));
+    }
+    let mut served = [0i64; 2];
+    let (mut last, mut switches) = (0, 0);
+    for _ in 0..2500 {
+        let p = h.dequeue(0).unwrap();
+        if p.flow == 0 && last == 1 {
+            assert!((served[0] - served[1]).abs() < 1514, "{served:?}");
+            switches += 1;
+        }
+        served[p.flow as usize] += p.size as i64;
+        last = p.flow;
+        assert!((served[0] - served[1]).abs() <= 1514 + 1500, "{served:?}");
+    }
+    assert!(switches > 100, "{switches}");
+    let ratio = served[0] as f64 / served[1] as f64;
+    assert!((ratio - 1.0).abs() < 0.01, "{ratio}");
+}
