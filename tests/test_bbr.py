@@ -1,6 +1,6 @@
 """BBR v1 end to end (`cc = "bbr"`, paced by default): the behaviour its papers report. The
 control law (filters, gain cycle, ProbeRTT, recovery) is tested against Linux's tcp_bbr.c in
-crates/ccsim-core/src/tcp/cc/bbr.rs; the delivery-rate samples it reads in
+crates/ccsim-core/src/tcp/cc/bbr/; the delivery-rate samples it reads in
 crates/ccsim-core/src/tcp/sender/rate.rs."""
 
 from __future__ import annotations
