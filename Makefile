@@ -49,6 +49,7 @@ lint-python: setup
 bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/bench.py --cc bbr --flows 10,900
 	$(BIN)/python bench/memory.py
 
 # ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): builds ns-3 from

@@ -62,6 +62,7 @@ def scenario(
     duration_s: float = 30,
     warmup_s: float = 10,
     pacing: bool = False,
+    cc: str = "newreno",
 ) -> ccsim.Scenario:
     """The benchmark dumbbell: 100 Mbit/s 2 ms bottleneck with a 900-packet DropTail at A, 1 Gbit/s
     access links whose one-way delay d_i = 1 + 48 i / (N - 1) ms gives base RTTs of 8..200 ms,
@@ -69,7 +70,8 @@ def scenario(
     second segment, minimum RTO 1 s, 4 MiB windows, starts uniform in [0, 3) s, 30 s with
     statistics from 10 s on. Every other queue is DropTail 1000 packets (never drops here).
     `bench/scaling.py` varies the rates and shortens the run through the keyword arguments;
-    ``pacing`` paces every flow (Linux's default rate)."""
+    ``pacing`` paces every flow (Linux's default rate, or the algorithm's), ``cc`` replaces
+    NewReno (BBR paces whatever ``pacing`` says)."""
     delays = [f"{round((1 + 48 * i / (n - 1)) * 1e6)}ns" for i in range(n)]
     return ccsim.from_dict(
         {
@@ -84,7 +86,7 @@ def scenario(
                 {
                     "pair": i,
                     "transport": {**TCP, "pacing": True} if pacing else TCP,
-                    "cc": "newreno",
+                    "cc": cc,
                     "app": {"kind": "bulk"},
                     "start": "0s..3s",
                 }
@@ -134,6 +136,7 @@ def main() -> int:
         help="write the core configurations dumbbell-N.json here and run nothing",
     )
     parser.add_argument("--pacing", action="store_true", help="pace every flow (Linux's default pacing rate)")
+    parser.add_argument("--cc", default="newreno", help="the flows' congestion control (default: newreno)")
     parser.add_argument(
         "--instructions",
         action="store_true",
@@ -146,7 +149,7 @@ def main() -> int:
     flows = [int(x) for x in args.flows.split(",")]
 
     def config(n: int) -> str:
-        model = scenario(n, seed=1, duration_s=args.duration, warmup_s=args.warmup, pacing=args.pacing)
+        model = scenario(n, seed=1, duration_s=args.duration, warmup_s=args.warmup, pacing=args.pacing, cc=args.cc)
         return json.dumps(ccsim.compile(model))
 
     if args.write_configs is not None:
