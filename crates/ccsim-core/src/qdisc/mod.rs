@@ -18,6 +18,7 @@
 pub mod choke;
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod ecn_codel;
 pub mod encn;
 pub mod fifo;
@@ -266,6 +267,7 @@ pub static QUEUES: &[QueueModel] = &[
     threshold::MODEL,
     jersey_cw::MODEL,
     encn::MODEL,
+    dualpi2::MODEL,
 ];
 
 /// Statistics of a queue over the measured window (and whole-run totals for invariants).
