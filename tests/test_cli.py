@@ -228,3 +228,27 @@ def test_an_unwritable_out_dir_exits_2(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     proc = run_cli("run", FLAGSHIP, *SHORT, "--quiet", "--out", str(blocker / "sub"))
     assert_one_line_error(proc, "--out", "cannot write results")
+
+
+def test_an_output_folder_records_what_it_takes_to_rerun_it(tmp_path: Path) -> None:
+    """``ccsim run --out`` writes provenance.json (version, engine fingerprint, command line,
+    overrides, seed, the resolved scenario) and the scenario file as given; the rerun command
+    it records, run from that folder, gives the same summary byte for byte."""
+    from ccsim.engine.provenance import engine_fingerprint
+
+    out = tmp_path / "out"
+    sets = ["--set", "simulation.duration=3s", "--set", "simulation.warmup=1s"]
+    proc = run_cli("run", FLAGSHIP, "--seed", "7", "--out", str(out), "--quiet", *sets)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((out / "provenance.json").read_text(encoding="utf-8"))
+    assert record["seed"] == 7 and record["overrides"] == ["simulation.duration=3s", "simulation.warmup=1s"]
+    assert record["engine_sha256"] == engine_fingerprint()
+    assert record["argv"][:3] == ["ccsim", "run", FLAGSHIP] and "--seed" in record["argv"]
+    assert record["scenario"]["simulation"]["duration"] == "3s"  # resolved: after --set
+    assert (out / "scenario.toml").read_text(encoding="utf-8") == Path(FLAGSHIP).read_text(encoding="utf-8")
+    again = tmp_path / "again"
+    rerun = record["rerun"].split()
+    assert rerun[:3] == ["ccsim", "run", "scenario.toml"]
+    proc = run_cli(*rerun[1:], "--out", str(again), "--quiet", cwd=out)
+    assert proc.returncode == 0, proc.stderr
+    assert (again / "summary.json").read_bytes() == (out / "summary.json").read_bytes()

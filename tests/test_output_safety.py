@@ -29,6 +29,8 @@ HOSTILE = [
 ]
 
 RUN_FILES = {
+    "provenance.json",
+    "scenario.toml",
     "flows.parquet",
     "queues.parquet",
     "traces.parquet",

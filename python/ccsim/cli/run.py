@@ -4,6 +4,8 @@ loops) and the files ``--out`` writes."""
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -185,11 +187,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         try:
             written = result.write(args.out)
+            written += _write_provenance(args, scenario, result.config)
         except OSError as exc:
             raise ScenarioError("", "--out", f"cannot write results to {args.out}: {exc.strerror or exc}") from None
         if not quiet:
             console.print(Text(f"wrote {len(written)} files to {args.out}: {', '.join(p.name for p in written)}"))
     return EXIT_OK
+
+
+def _write_provenance(args: argparse.Namespace, scenario: Any, config: dict[str, Any]) -> list[Path]:
+    """``provenance.json`` and ``scenario.toml`` beside the results (engine/provenance.py)."""
+    from ..engine.provenance import provenance, write_provenance
+
+    overrides = list(args.overrides or [])
+    record = provenance(scenario, config, str(args.file), overrides, ["ccsim", *sys.argv[1:]])
+    return write_provenance(args.out, record, Path(args.file).read_text(encoding="utf-8"))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

@@ -311,6 +311,8 @@ RUN_FILES = (
     "goodput.png",
     "control.png",
     "replay.json",
+    "provenance.json",
+    "scenario.toml",
 )
 
 

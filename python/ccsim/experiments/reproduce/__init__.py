@@ -17,7 +17,6 @@ Adding a paper: a module with ``PAPER = Paper(...)`` and a line in ``_MODULES``.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import json
@@ -32,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from ...engine.provenance import engine_fingerprint
 
 __all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce", "load_scenario"]
 
@@ -142,19 +143,6 @@ def _execute(run: Run) -> tuple[dict[str, Any], dict[str, Any], float]:
 
     result = ccsim.run(ccsim.from_dict(dict(run.scenario)), seed=run.seed)
     return result.engine_results(), result.config, result.wall_time_s
-
-
-@functools.lru_cache(maxsize=1)
-def engine_fingerprint() -> str:
-    """SHA-256 of the compiled engine (the ``_core`` extension module): any rebuild that
-    changes the engine changes it."""
-    from ccsim import _core
-
-    digest = hashlib.sha256()
-    with open(_core.__file__, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _identity(run: Run) -> str:
