@@ -71,6 +71,12 @@ pub static PARAMS: &[ParamSpec] = &[
         "detect lost retransmissions from SACKs of data sent after them (RFC 8985 RACK idea; Linux); false = RFC 6675 only, a lost retransmission waits for the RTO (ns-3)",
     ),
     ParamSpec::new("ecn", ParamKind::Bool, Some(ParamValue::Bool(false)), "ECN-capable (RFC 3168): data sent ECT(0), reacts to ECE"),
+    ParamSpec::new(
+        "ect1",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(false)),
+        "send data as ECT(1), the L4S identifier (RFC 9331 §5.1), instead of ECT(0); needs ECN (a scalable congestion control such as dctcp, for DualPI2's L queue)",
+    ),
     ParamSpec::new("dupthresh", ParamKind::Int, Some(ParamValue::Int(3)), "duplicate ACKs that trigger fast retransmit")
         .range(1.0, 1000.0),
     ParamSpec::new(
@@ -111,6 +117,12 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
     // Pacing, for an algorithm built around it (Linux paces BBR by itself), unless refused.
     if needs.pacing && args.spec.transport.params.get("pacing") != Some(&ParamValue::Bool(false)) {
         tcp.pacing = true;
+    }
+    if tcp.ect1 && !tcp.ecn {
+        return Err(ConfigError::new(
+            format!("{field}.transport.ect1"),
+            "ECT(1) is an ECN codepoint: set 'ecn = true' too, or use a congestion control that needs ECN",
+        ));
     }
     tcp.ecn_feedback = needs.ecn_feedback;
     tcp.loss_notice = needs.loss_notice;
@@ -154,6 +166,8 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Pace transmissions (sender/mod.rs `pacing_rate`).
     pub pacing: bool,
+    /// ECN-capable data carries ECT(1) (the L4S identifier) rather than ECT(0).
+    pub ect1: bool,
     /// How the receiver echoes CE marks; set from the congestion control
     /// ([`cc::CongestionControl::needs`]), not a socket option.
     pub ecn_feedback: EcnFeedback,
@@ -201,6 +215,7 @@ impl TcpConfig {
             ecn: p.bool("ecn"),
             dupthresh: p.uint("dupthresh") as u32,
             pacing: p.bool("pacing"),
+            ect1: p.bool("ect1"),
             ecn_feedback: EcnFeedback::Classic,
             loss_notice: false,
         }

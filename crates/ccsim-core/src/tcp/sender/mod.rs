@@ -39,6 +39,9 @@
 //!   one round trip per hole.
 //! - RFC 3168 §6.1.2: ECN-Echo reaction at most once per window, CWR on the next new segment;
 //!   retransmissions are sent Not-ECT (§6.1.5).
+//! - RFC 9331 §5.1: with `ect1`, ECN-capable data carries ECT(1), the L4S identifier, so that
+//!   an L4S queue (DualPI2) classifies it as scalable; the feedback and the reaction are the
+//!   congestion control's (DCTCP's, until TCP Prague with Accurate ECN exists).
 //! - E-DCTCP explicit loss notifications (`cc/edctcp.rs`), for algorithms that ask for them:
 //!   data carries `FLAG_LN`; a notice for a segment marks it lost at once, starts a recovery
 //!   episode (once per window, as a fast retransmit would) and makes it eligible for
@@ -296,7 +299,11 @@ impl TcpSender {
     #[inline(always)]
     fn emit(&mut self, seq: u64, len: u32, retransmission: bool, cx: &mut Cx) {
         let mut flags = if self.set_nc { FLAG_NC } else { 0 };
-        let ecn = if self.cfg.ecn && !retransmission { Ecn::Ect0 } else { Ecn::NotEct };
+        let ecn = match (self.cfg.ecn && !retransmission, self.cfg.ect1) {
+            (false, _) => Ecn::NotEct,
+            (true, false) => Ecn::Ect0,
+            (true, true) => Ecn::Ect1,
+        };
         if self.cwr_pending && !retransmission {
             flags |= FLAG_CWR;
             self.cwr_pending = false;
@@ -654,6 +661,23 @@ mod tests {
         unpaced.send();
         unpaced.now = 100 * MS;
         assert_eq!(unpaced.ack(1, &[], 0), vec![10, 11]);
+    }
+
+    #[test]
+    fn data_carries_the_configured_ecn_codepoint_and_retransmissions_none() {
+        let codepoints = |ecn: bool, ect1: bool| {
+            let mut h = Harness::new(2, false);
+            (h.s.cfg.ecn, h.s.cfg.ect1) = (ecn, ect1);
+            let mut out = Vec::new();
+            let mut cx = Cx { now: 0, out: &mut out, stats: &mut h.stats, messages: &mut MessageLedger::default() };
+            h.s.try_send(&mut cx);
+            h.s.retransmit(0, &mut cx);
+            out.iter().map(|p| p.ecn).collect::<Vec<_>>()
+        };
+        // Two new segments, then segment 0 again: RFC 3168 §6.1.5 sends a retransmission Not-ECT.
+        assert_eq!(codepoints(false, false), [Ecn::NotEct; 3]);
+        assert_eq!(codepoints(true, false), [Ecn::Ect0, Ecn::Ect0, Ecn::NotEct]);
+        assert_eq!(codepoints(true, true), [Ecn::Ect1, Ecn::Ect1, Ecn::NotEct]);
     }
 
     #[test]
