@@ -323,7 +323,7 @@ FUZZ = settings(
 
 
 # The engine's refusal, named by the scenario key it concerns.
-ENGINE_REJECTED = re.compile(r"^ccsim: .*: [a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*: .+$")
+ENGINE_REJECTED = re.compile(r"^ccsim: .*: [a-z_][a-z0-9_]*(\[\d+\])?(\.[a-z_][a-z0-9_]*(\[\d+\])?)*: .+$")
 
 
 @FUZZ
