@@ -21,7 +21,7 @@ setup: $(BIN)/.deps
 
 # Build the Rust engine in release mode and install ccsim into .venv (incremental).
 develop: setup
-	PIP_QUIET=1 $(BIN)/maturin develop --release --quiet
+	$(BIN)/maturin develop --release --quiet
 
 run: develop
 	$(BIN)/ccsim reproduce all --quick --out results/reproductions
