@@ -1,5 +1,5 @@
 """bench/ns3/run.py (`make bench-ns3`): the figures it derives from both simulators' output, its
-pass/fail against issue 9's targets, that the ns-3 twin keeps the benchmark's settings, and how
+pass/fail against the speed targets, that the ns-3 twin keeps the benchmark's settings, and how
 it builds and caches the optimized ns-3 it measures against (with a stand-in ns-3 tree).
 ns-3 itself is not needed here (the comparison is not part of CI)."""
 

@@ -1,4 +1,4 @@
-"""The same scenario and seed give byte-identical result files (issue 8): twice in one process,
+"""The same scenario and seed give byte-identical result files: twice in one process,
 in two ``ccsim run`` processes, through the sweep's local process pool and through a Dask
 cluster of two worker processes. The scenario has random elements (start windows, random
 loss, RED's random drops), every kind of log, and a control loop, so that every result file

@@ -1,4 +1,4 @@
-"""Property-based tests of the scenario front (issue 8, bad and hostile input).
+"""Property-based tests of the scenario front: bad and hostile input.
 
 Hypothesis generates scenario files from the schema: valid ones (every topology kind, queue
 disciplines, congestion controls, transports and applications drawn from the engine's registry

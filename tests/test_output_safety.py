@@ -1,5 +1,5 @@
-"""Scenario files never execute code and never write outside the chosen output directory
-(issue 8): hostile names in every name-like field, hostile sweep values and ``--set`` values,
+"""Scenario files never execute code and never write outside the chosen output directory.
+Checked with hostile names in every name-like field, hostile sweep values and ``--set`` values,
 symlinks planted in the output directory, and the source audit that backs the claim."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ bottleneck packets and peak RSS (VmHWM).
 
 Prints which build each column is, then one table per flow count: speed (median over seeds)
 and metrics (mean over seeds) of ccsim and each ns-3 build, the speed ratio and the metric
-differences, each with pass/fail against issue 9's targets (relative to the optimized build):
+differences, each with pass/fail against the speed targets (relative to the optimized build):
 ccsim at least 100x faster, goodput within 5 %, bottleneck queue mean and drop ratio within
 20 % of ns-3's.
 

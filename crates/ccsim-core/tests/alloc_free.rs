@@ -1,6 +1,6 @@
 //! The packet path does not allocate: once queues, wires and scoreboards have grown to their
-//! working size, events run without touching the heap allocator (issue 9: "no Vec allocation
-//! per event"). Counted with a global allocator wrapper, so this file is its own test binary.
+//! working size, events run without touching the heap allocator (no allocation per event).
+//! Counted with a global allocator wrapper, so this file is its own test binary.
 
 mod common;
 
