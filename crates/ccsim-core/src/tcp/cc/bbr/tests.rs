@@ -111,7 +111,7 @@ fn startup_paces_at_high_gain_fills_the_pipe_then_drains_reach_probe_bw() {
     d.st.srtt = Some(R);
     assert_close(d.cc.pacing_rate(&d.st).unwrap(), 285_615.0);
 
-    // Round 1, 100 ACKs 1 ms apart at rate B: pacing 2.885 x B x 0.99 = 2 856 150 B/s;
+    // The first round trip, 100 ACKs 1 ms apart at rate B: pacing 2.885 x B x 0.99 = 2 856 150 B/s;
     // cwnd grows by the 1000 acked bytes per ACK: 10 000 + 100 x 1000.
     d.st.bytes_in_flight = 150 * MSS;
     d.round(100, MS, B, false);
@@ -120,16 +120,17 @@ fn startup_paces_at_high_gain_fills_the_pipe_then_drains_reach_probe_bw() {
     assert_eq!(d.st.cwnd, 110_000);
     // Target = ceil(2.885 x B x R) = ceil(288.5) = 289 packets, plus 3 send quanta of
     // 2 segments (1 ms of 2.86 MB/s is 2789 bytes: 2 segments) = 295, rounded up to even:
-    // 296 packets. Round 2 reaches 210 000; round 3 reaches 296 000 after 86 ACKs and
+    // 296 packets. The second round trip reaches 210 000; the third reaches 296 000 after 86 ACKs and
     // stays there (grows only while below target).
     d.round(100, MS, B, false);
     assert_eq!(d.st.cwnd, 210_000);
     d.round(100, MS, B, false);
     assert_eq!(d.st.cwnd, 296_000);
-    // Rounds 2 and 3 did not grow the bandwidth by 25 %: 2 of the 3 rounds; still Startup.
+    // The second and third round trips did not grow the bandwidth by 25 %: 2 of the 3; still
+    // Startup.
     assert_eq!(d.cc.mode(), Mode::Startup);
     assert!(!d.cc.full_bw_reached());
-    // The first ACK of round 4 is the third such round: Drain. Pacing gain 1/2.885:
+    // The first ACK of the fourth round trip makes the third such one: Drain. Pacing gain 1/2.885:
     // B / 2.885 x 0.99 = 343 154.246... B/s; ssthresh = the 1.0 x BDP inflight:
     // 100 + 3 x 2 = 106 packets.
     d.ack(MS, B);
@@ -176,8 +177,9 @@ fn startup_continues_while_the_bandwidth_grows_by_a_quarter_per_round() {
 #[test]
 fn the_bandwidth_filter_is_the_max_over_the_last_ten_rounds() {
     let mut d = Drive::new(Bbr::default());
-    // Round 1 at 2B, then B. Linux's running max keeps a sample of round t until the first
-    // sample of round t + 11 (10 rounds of window after it): 2B through round 11.
+    // The first round trip at 2B, then B. Linux's running max keeps a sample of round trip t
+    // until the first sample of round trip t + 11 (a window of ten after it): 2B through the
+    // eleventh.
     d.round(10, MS, 2.0 * B, false);
     assert_eq!(d.cc.round_count(), 1);
     assert_eq!(d.cc.max_bw(), 2.0 * B);
@@ -188,7 +190,7 @@ fn the_bandwidth_filter_is_the_max_over_the_last_ten_rounds() {
     }
     d.round(10, MS, B, false);
     assert_eq!(d.cc.round_count(), 12);
-    assert_eq!(d.cc.max_bw(), B, "the 2B sample of round 1 aged out in round 12");
+    assert_eq!(d.cc.max_bw(), B, "the first round trip's 2B sample aged out in the twelfth");
     // A higher sample takes over at once; lower ones do not lower it within the window.
     d.round(10, MS, 1.5 * B, false);
     assert_eq!(d.cc.max_bw(), 1.5 * B);
@@ -470,8 +472,8 @@ fn app_limited_samples_do_not_lower_the_bandwidth_estimate() {
     // An app-limited sample above the estimate is taken.
     d.round(10, MS, 2.0 * B, true);
     assert_eq!(d.cc.max_bw(), 2.0 * B);
-    // The same low samples, not app-limited, replace it once it is more than 10 rounds
-    // old: after 9 app-limited rounds (which leave the filter alone), a round 10 rounds
+    // The same low samples, not app-limited, replace it once it is more than ten round trips
+    // old: after nine app-limited round trips (which leave the filter alone), a round trip ten
     // after the 2B sample still keeps it (win_minmax: `t - s[2].t > win` to forget); the
     // next one replaces it.
     for _ in 0..9 {
