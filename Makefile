@@ -51,6 +51,7 @@ bench: develop
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/bench.py --cc bbr --flows 10,900
 	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/python_models.py --runs 5
 
 # ccsim against ns-3 on the same dumbbell (not part of CI or `make test`): builds ns-3 from
 # Debian's source package with its optimized profile (once, cached in bench/ns3/.build/; 6

@@ -127,7 +127,8 @@ def test_list_shows_every_model_with_human_defaults() -> None:
     proc = run_cli("list")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    limit = next(line for line in lines if "│ limit " in line)
+    droptail = next(i for i, line in enumerate(lines) if line.lstrip().startswith("droptail: "))
+    limit = next(line for line in lines[droptail:] if "│ limit " in line)
     assert "1000p" in limit and "packets (p) or bytes (B)" in limit
     for name in ("droptail", "newreno", "tcp", "udp", "bulk", "transfer", "periodic", "cbr"):
         assert any(line.lstrip().startswith(f"{name}: ") for line in lines), name

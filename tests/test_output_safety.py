@@ -4,10 +4,13 @@ symlinks planted in the output directory, and the source audit that backs the cl
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
+import ccsim
 import pytest
 from ccsim import paths
 from ccsim.errors import ScenarioError
@@ -193,9 +196,15 @@ def test_the_package_has_no_way_to_execute_text_from_a_file() -> None:
                 f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for pattern in FORBIDDEN if re.search(pattern, code)
             ]
     assert not found, found
-    # The only dynamic import takes its module name from a fixed table, never from a file.
+    # The dynamic imports take their module name from a fixed table, never from a file; but for
+    # Python models (engine/user_models.py), whose code a scenario names on purpose with its
+    # `python` key (docs/python-models.md: such a scenario is code), tested below.
     dynamic = [str(p.relative_to(ROOT)) for p in sources if "import_module(" in p.read_text(encoding="utf-8")]
-    assert sorted(dynamic) == ["python/ccsim/cli/common.py", "python/ccsim/experiments/reproduce/__init__.py"]
+    assert sorted(dynamic) == [
+        "python/ccsim/cli/common.py",
+        "python/ccsim/engine/user_models.py",
+        "python/ccsim/experiments/reproduce/__init__.py",
+    ]
     text = (ROOT / "python" / "ccsim" / "experiments" / "reproduce" / "__init__.py").read_text(encoding="utf-8")
     assert re.search(r'import_module\(f"\{__name__\}\.\{_MODULES\[paper_id\]\}"\)', text)
 
@@ -216,3 +225,29 @@ def test_code_in_string_fields_is_only_text(tmp_path: Path) -> None:
         assert proc.returncode in (0, 2) and "Traceback" not in proc.stderr, proc.stderr
     assert not marker.exists()
     assert os.listdir(tmp_path) == ["s.toml"]
+
+
+def test_only_the_python_key_loads_code_and_never_a_pickle_from_a_file(tmp_path: Path) -> None:
+    """A scenario runs Python only where its `python` key names a model file or module; a
+    pickled class (what ccsim ships to its own workers) is refused from a scenario file or a
+    replay file, so that no text in a file is ever unpickled."""
+    import base64
+    import pickle
+
+    marker = tmp_path / "PWNED"
+
+    class Boom:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (os.system, (f"touch {marker}",))
+
+    payload = "pickle:" + base64.b64encode(pickle.dumps(Boom())).decode()
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(hostile_scenario("h"), encoding="utf-8")
+    proc = run_cli("validate", str(scenario), "--set", f'flows[0].cc={{python = "{payload}"}}')
+    assert proc.returncode == 2 and "a pickled class cannot be named in a file" in proc.stderr, proc.stderr
+    replay = tmp_path / "replay.json"
+    config = {"flows": [{"cc": {"kind": "x", "params": {}, "external": payload}}]}
+    replay.write_text(json.dumps({"ccsim_replay": 1, "config": config}), encoding="utf-8")
+    with pytest.raises(ScenarioError, match="cannot be replayed from a file"):
+        ccsim.replay(replay)
+    assert not marker.exists()

@@ -19,6 +19,7 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
+from .engine.user_models import congestion_control, param, queue_discipline
 from .errors import ScenarioError
 from .scenario.builders import daisy_chain, dumbbell, explicit, star
 from .scenario.schema import Control, Flow, Metrics, Plant, Scenario, Simulation, Trace, from_dict, load
@@ -57,6 +58,9 @@ __all__ = [
     "explicit",
     "star",
     "ScenarioError",
+    "congestion_control",
+    "queue_discipline",
+    "param",
 ]
 
 

@@ -141,12 +141,16 @@ pub struct AlgoSpec {
     /// Parameters; missing ones take their declared defaults.
     #[serde(default)]
     pub params: BTreeMap<String, ParamValue>,
+    /// For a congestion control or queue discipline defined outside the engine: where its
+    /// code comes from (see [`crate::external`]); its parameters are then passed as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<String>,
 }
 
 impl AlgoSpec {
     /// A model with all parameters at their defaults.
     pub fn named(kind: &str) -> Self {
-        AlgoSpec { kind: kind.to_string(), params: BTreeMap::new() }
+        AlgoSpec { kind: kind.to_string(), params: BTreeMap::new(), external: None }
     }
 
     /// Builder: set one parameter.
@@ -215,6 +219,10 @@ pub struct TraceSpec {
     /// Log every RTT sample of every TCP sender with its time and flow.
     #[serde(default)]
     pub rtt: bool,
+    /// Link directions (by name `a->b`) whose transmitted packets are captured as pcap files
+    /// (`net/pcap.rs`); none when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -17,6 +17,7 @@ pub mod dccp;
 pub mod endpoint;
 pub mod engine;
 pub mod error;
+pub mod external;
 pub mod invariants;
 pub mod messages;
 pub mod ncs;

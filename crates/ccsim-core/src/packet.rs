@@ -70,6 +70,10 @@ pub const FLAG_NC_ECHO: u8 = 1 << 3;
 /// E-DCTCP (ccsim's carriage, see `tcp/cc/edctcp.rs`) on data packets: "if you must drop me,
 /// send my header back to my sender". Every router honours it.
 pub const FLAG_LN: u8 = 1 << 4;
+/// TCP flag AE (Accurate ECN, RFC 9768 §3.2.2, the bit RFC 3540's nonce used): with
+/// [`FLAG_CWR`] and [`FLAG_ECE`] it forms an AccECN ACK's 3-bit ACE counter (AE the most
+/// significant bit, ECE the least).
+pub const FLAG_AE: u8 = 1 << 6;
 /// E-DCTCP loss notification: a header-only packet (kind `TcpAck`) a router returned to the
 /// sender instead of forwarding the data segment `seq`, sent at `ts`, that it dropped.
 pub const FLAG_LOST: u8 = 1 << 5;

@@ -11,6 +11,7 @@
 //! path can be tested against a release build (where invariant checks are compiled out).
 
 mod columns;
+mod models;
 
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -18,6 +19,7 @@ use std::sync::{Mutex, Once};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
 
 pyo3::create_exception!(_core, ConfigError, PyValueError, "A core configuration that cannot be simulated.");
 pyo3::create_exception!(
@@ -42,6 +44,26 @@ fn simulation_error(py: Python<'_>, seed: u64, what: &str, panic: String) -> PyE
     let value = err.value(py);
     let _ = value.setattr("seed", seed);
     let _ = value.setattr("panic", panic);
+    err
+}
+
+/// A Python model's callback raised: a `SimulationError` naming the model, the callback and
+/// the simulated time, caused by the exception (whose traceback shows the user's code).
+fn model_error(py: Python<'_>, seed: u64, f: models::Failure) -> PyErr {
+    let at = f.now as f64 / 1e9;
+    let err = SimulationError::new_err(format!(
+        "{} '{}' failed in {} at t = {at:.9} s: {}",
+        f.family,
+        f.model,
+        f.callback,
+        f.error.value(py).repr().map_or_else(|_| f.error.to_string(), |r| r.to_string())
+    ));
+    let value = err.value(py);
+    let _ = value.setattr("seed", seed);
+    let _ = value.setattr("model", f.model);
+    let _ = value.setattr("callback", f.callback);
+    let _ = value.setattr("time_s", at);
+    err.set_cause(py, Some(f.error));
     err
 }
 
@@ -155,7 +177,10 @@ impl Simulation {
         };
         let out = if release_gil { py.detach(run) } else { run() };
         out.map_err(|e| match e {
-            Failure::Panicked(message) => simulation_error(py, seed, "engine panic", message),
+            Failure::Panicked(message) => match models::take_failure() {
+                Some(failure) => model_error(py, seed, failure),
+                None => simulation_error(py, seed, "engine panic", message),
+            },
             Failure::Dead => {
                 let err = SimulationError::new_err("this simulation failed earlier and cannot continue");
                 let _ = err.value(py).setattr("seed", seed);
@@ -237,12 +262,20 @@ impl Simulation {
     }
 
     /// Everything measured so far: a dict of the `Results` fields, each table (flows, queues,
-    /// control loops, logs) a dict of columns, NumPy arrays where they are numeric (columns.rs).
+    /// control loops, logs) a dict of columns, NumPy arrays where they are numeric (columns.rs);
+    /// with packet captures (`trace.pcap`), also `pcap`: a dict of `bytes`, one pcap file per
+    /// traced link direction, by name.
     fn results(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let node = self
-            .with(py, true, |sim| columns::node_of(&sim.results()))?
-            .map_err(|e| SimulationError::new_err(e.to_string()))?;
-        columns::to_py(py, node)
+        let (node, pcap) = self.with(py, true, |sim| (columns::node_of(&sim.results()), sim.pcap()))?;
+        let out = columns::to_py(py, node.map_err(|e| SimulationError::new_err(e.to_string()))?)?;
+        if !pcap.is_empty() {
+            let files = PyDict::new(py);
+            for (name, bytes) in pcap {
+                files.set_item(name, PyBytes::new(py, &bytes))?;
+            }
+            out.bind(py).set_item("pcap", files)?;
+        }
+        Ok(out)
     }
 }
 
@@ -287,10 +320,15 @@ fn flow_paths(py: Python<'_>, config_json: &str) -> PyResult<Vec<Vec<u32>>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
+    ccsim_core::external::install(Box::new(models::PythonModels));
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_class::<Simulation>()?;
+    m.add_class::<models::CcView>()?;
+    m.add_class::<models::AckView>()?;
+    m.add_class::<models::QueueView>()?;
+    m.add_class::<models::PacketView>()?;
     m.add_function(wrap_pyfunction!(registry_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;

@@ -1,14 +1,15 @@
-"""The ``ccsim`` command: run, validate, list, schema, ``arima fit`` for RTT traces, ``sweep``, ``smc``
-and ``compare``.
+"""The ``ccsim`` command: run, validate, list, schema, ``arima fit`` for RTT traces, ``sweep``, ``smc``,
+``compare`` and ``new`` (a new model's file).
 
 Every mistake in the input (file, field, argument) ends in one line on stderr that names the
 file, the field and what is allowed, and exit code 2 — never a traceback. The parser is in
 ``parser``, the commands in ``run`` (run, validate), ``listing`` (list), ``schema`` (schema),
-``arima`` and ``experiments`` (reproduce, sweep, compare, smc).
+``arima``, ``experiments`` (reproduce, sweep, compare, smc) and ``new`` (new).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from .arima import _cmd_arima
 from .common import EXIT_BAD_INPUT, EXIT_ENGINE_FAILURE, EXIT_INTERRUPTED, EXIT_OK, _engine, _fail
 from .experiments import _cmd_compare, _cmd_reproduce, _cmd_smc, _cmd_sweep
 from .listing import _cmd_list
+from .new import _cmd_new
 from .parser import _build_parser, _UsageError
 from .run import _cmd_run, _cmd_validate
 from .schema import _cmd_schema
@@ -33,6 +35,7 @@ _COMMANDS = {
     "smc": _cmd_smc,
     "reproduce": _cmd_reproduce,
     "compare": _cmd_compare,
+    "new": _cmd_new,
 }
 
 
@@ -51,12 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.command is None:
         _fail(
-            "a command is required: run, validate, list, schema, reproduce, sweep, smc, compare or arima "
+            "a command is required: run, validate, list, schema, reproduce, sweep, smc, compare, arima or new "
             "(see 'ccsim --help')"
         )
         return EXIT_BAD_INPUT
     file = getattr(args, "file", "")
     try:
+        _load_models(getattr(args, "load", []))
         return _COMMANDS[args.command](args)
     except ScenarioError as exc:
         _fail(str(exc) if exc.file else f"{file}: {exc}" if file else str(exc))
@@ -71,6 +75,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _engine_failure(exc, file, getattr(args, "out", None))
 
 
+def _load_models(files: list[str]) -> None:
+    """Import the Python model files named by ``--load``."""
+    from ..engine.user_models import load_file
+    from ..errors import FieldError
+
+    for file in files:
+        try:
+            load_file(file)
+        except FieldError as exc:
+            raise ScenarioError(file, "--load", exc.message) from None
+
+
 def _engine_failure(exc: Exception, file: str, out: str | None = None) -> int:
     """The engine's exceptions as one line: a rejected configuration is bad input (2); an
     engine failure is a bug (1) whose message carries the seed to reproduce it, and, after a
@@ -81,6 +97,15 @@ def _engine_failure(exc: Exception, file: str, out: str | None = None) -> int:
         field = getattr(exc, "field", "")
         message = getattr(exc, "message", str(exc))
         _fail(f"{file}: engine rejected {field}: {message}" if field else f"{file}: engine rejected it: {message}")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, core.SimulationError) and getattr(exc, "model", None) is not None:
+        # A Python model raised: the user's own traceback, no bug report.
+        import traceback
+
+        cause = exc.__cause__
+        if cause is not None:
+            sys.stderr.write("".join(traceback.format_exception(cause)))
+        _fail(f"{file}: {exc}")
         return EXIT_BAD_INPUT
     if isinstance(exc, core.SimulationError):
         _fail(f"{file}: the engine failed (a bug; please report it with this line): {exc}")

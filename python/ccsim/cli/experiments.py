@@ -4,10 +4,12 @@ interrupted, they keep what finished and a rerun resumes."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 
 from ..errors import ScenarioError
@@ -147,6 +149,16 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n.strip() for n in text.split(",") if n.strip()]
 
 
+def _compare_console() -> Console:
+    """The console of compare's ranking: the terminal's width, else COLUMNS when it is set (the
+    table fits the width it is given), else the width of the other commands' tables."""
+    columns = os.environ.get("COLUMNS", "")
+    console = _stdout_console()
+    if not console.is_terminal and columns.isdigit() and int(columns) > 0:
+        return Console(width=int(columns))
+    return console
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from ..experiments import compare, sweep
     from ..experiments.compare.analysis import verdict_lines
@@ -163,7 +175,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     compare.check_objective(spec, objective)
     out = _writable_dir(Path(args.out) if args.out else Path("results") / "compare" / Path(args.file).stem)
-    console = _stdout_console()
+    console = _compare_console()
     for note in spec.notes:
         console.print(Text(f"note: {note}"))
     result = _resumable(

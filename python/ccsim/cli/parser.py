@@ -37,6 +37,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, help="master seed (replaces simulation.seed)")
     run.add_argument("--out", metavar="DIR", help="write flows/queues/traces.parquet, summary.json and plots here")
     _add_set_option(run)
+    _add_load_option(run)
     run.add_argument("--quiet", action="store_true", help="print nothing but errors (no table, no progress bar)")
     _add_memory_option(run)
 
@@ -47,6 +48,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("file", metavar="FILE.toml", help="scenario file")
     _add_set_option(validate)
+    _add_load_option(validate)
     _add_memory_option(validate)
 
     listing = commands.add_parser(
@@ -63,6 +65,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("name", nargs="?", metavar="NAME", help="only this model of KIND, e.g. cubic")
     listing.add_argument("--json", action="store_true", help="print the registry as JSON")
+    _add_load_option(listing)
     listing.add_argument(
         "--markdown", action="store_true", help="print the models as Markdown (docs/models.md is this output)"
     )
@@ -118,7 +121,33 @@ def _build_parser() -> argparse.ArgumentParser:
     arima_fit.add_argument("--flow", type=int, help="keep the rows of this flow (traces with a flow column)")
     _add_sweep_commands(commands)
     _add_compare_command(commands)
+    _add_new_command(commands)
     return parser
+
+
+def _add_new_command(commands: Any) -> None:
+    new = commands.add_parser(
+        "new",
+        help="start a new congestion control or queue discipline: its Rust file and its registration",
+        description="Write crates/ccsim-core/src/tcp/cc/NAME.rs (cc) or crates/ccsim-core/src/qdisc/NAME.rs "
+        "(queue) from a template: a header to fill in with the model's source, its MODEL with one example "
+        "parameter, a working example (AIMD; a FIFO with a limit) and tests of it on the family's test kit; "
+        "and register it in the family's mod.rs. Nothing is written if anything is wrong. See docs/extending.md.",
+    )
+    new.add_argument(
+        "kind", choices=["cc", "queue"], metavar="KIND", help="cc (congestion control) or queue (queue discipline)"
+    )
+    new.add_argument(
+        "name",
+        metavar="NAME",
+        help="the model's name in scenarios, its module and its file: a lowercase Rust identifier (e.g. my_cc)",
+    )
+    new.add_argument(
+        "--root",
+        metavar="DIR",
+        help="the ccsim source tree (default: the nearest folder at or above the current directory that "
+        "holds crates/ccsim-core/Cargo.toml)",
+    )
 
 
 def _add_executor_options(parser: argparse.ArgumentParser) -> None:
@@ -158,6 +187,7 @@ def _add_sweep_commands(commands: Any) -> None:
         help="override a key of the base scenario for every run (joins the sweep's [set])",
     )
     sweep.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    _add_load_option(sweep)
 
     smc = commands.add_parser(
         "smc",
@@ -198,6 +228,7 @@ def _add_sweep_commands(commands: Any) -> None:
         "--trace-interval", metavar="TIME", help="sampling interval of the queue/cwnd series (default 10ms)"
     )
     _add_set_option(smc)
+    _add_load_option(smc)
     _add_memory_option(smc)
     _add_executor_options(smc)
     smc.add_argument("--out", metavar="DIR", help="write smc.json, outcomes.parquet, first_passage.csv and .png here")
@@ -218,7 +249,7 @@ def _add_compare_command(commands: Any) -> None:
     compare.add_argument(
         "--cc", help="comma-separated congestion controls (default: every registered one that needs no special router)"
     )
-    compare.add_argument("--queue", help="comma-separated queue disciplines (default: droptail,red,codel,pie)")
+    compare.add_argument("--queue", help="comma-separated queue disciplines (default: droptail,red,codel,pie,fq_codel,fq_pie,cake,dualpi2)")
     compare.add_argument("--seeds", type=_positive, default=3, help="seeds per combination (default 3)")
     compare.add_argument(
         "--objective",
@@ -229,8 +260,20 @@ def _add_compare_command(commands: Any) -> None:
     compare.add_argument("--out", metavar="DIR", help="output directory (default: results/compare/<scenario name>)")
     compare.add_argument("--master-seed", type=_seed, default=0, help="what the run seeds derive from (default 0)")
     _add_set_option(compare)
+    _add_load_option(compare)
     _add_executor_options(compare)
     compare.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_load_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--load",
+        action="append",
+        metavar="FILE.py",
+        default=[],
+        help="import a Python file of congestion controls or queue disciplines first (repeatable; "
+        "docs/python-models.md), so that their names can be used",
+    )
 
 
 def _positive(text: str) -> int:

@@ -184,6 +184,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise
     if not quiet:
         _print_summary(console, args.file, result)
+        if result.pcap and not args.out:
+            console.print(Text(f"trace.pcap: {len(result.pcap)} packet captures, written only with --out DIR"))
     if args.out:
         try:
             written = result.write(args.out)

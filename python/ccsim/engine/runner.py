@@ -192,6 +192,14 @@ def replay(path: str | Path, progress: bool = False) -> Result:
     config = data["config"] if isinstance(data, dict) and "ccsim_replay" in data else data
     if not isinstance(config, dict):
         raise ScenarioError(file, "config", "not a replay file: expected a core configuration (a JSON object)")
+    from .user_models import pickled_sources
+
+    if pickled := pickled_sources(config):
+        # Unpickling a file's text would run whatever it holds.
+        raise ScenarioError(
+            file, pickled[0], "a Python model defined in __main__ or a notebook cannot be replayed from a file; "
+            "define its class in a .py file and run the scenario again"
+        )
     return run_config(config, progress)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,9 @@ TABLE_I_COLUMNS = {
 # The time series and per-event logs of the engine's results, which ``Result`` holds as
 # DataFrames only.
 LOGS = ("traces", "queue_events", "messages", "rtt_samples", "control_traces")
+# The packet captures of the engine's results (``trace.pcap``): bytes, kept apart from the
+# JSON-able summary.
+CAPTURES = "pcap"
 
 
 def summary_text(summary: Mapping[str, Any]) -> str:
@@ -71,7 +75,7 @@ class Result:
 
     def __init__(self, raw: Mapping[str, Any], config: Mapping[str, Any], wall_time_s: float) -> None:
         tables = {key: raw.get(key) or [] for key in TABLES}
-        self.raw = {key: value for key, value in raw.items() if key not in LOGS}
+        self.raw = {key: value for key, value in raw.items() if key not in LOGS and key != CAPTURES}
         """The engine's results except the logs (``LOGS``), with the flows, queues and control
         loops as records (dicts of Python values, ``None`` where missing): the scalars and
         tables of the engine's JSON. The logs are kept once, as the DataFrames below
@@ -113,6 +117,10 @@ class Result:
         """Every loop at every sampling instant (``loop``, ``time_s``, ``reference``, ``output``,
         ``control``, ``error``) when the scenario has ``[[control]]`` loops; ``control`` is the
         value the actuator holds just after the instant."""
+        self.pcap: dict[str, bytes] = {str(k): bytes(v) for k, v in (raw.get(CAPTURES) or {}).items()}
+        """One classic pcap file (its bytes) per link direction that ``[trace] pcap`` names, by
+        name (``"A->B"``): the IPv4 and transport headers of every packet as it left that
+        direction's transmitter (docs/results.md, "Packet captures"); empty without captures."""
 
     def table_i(self, flows: list[int | str] | None = None) -> pd.DataFrame:
         """Paper 001's Table I: per flow, messages generated, lost on the sensor (refused by a
@@ -170,7 +178,8 @@ class Result:
 
     def engine_results(self) -> dict[str, Any]:
         """The engine's results with their logs: ``raw`` plus each log of ``LOGS`` that the run
-        has, rebuilt from its DataFrame as lists by column (``Result`` reads either form)."""
+        has, rebuilt from its DataFrame as lists by column (``Result`` reads either form). JSON-able:
+        the packet captures (``pcap``, bytes) are left out, as the engine's JSON leaves them."""
         out = dict(self.raw)
         for key in LOGS:  # each log is the DataFrame attribute of the same name
             frame = getattr(self, key)
@@ -198,8 +207,9 @@ class Result:
         return int(self.raw["seed"])
 
     def write(self, out_dir: str | Path, plots: bool = True) -> list[Path]:
-        """Write tables (Parquet), ``summary.json`` and (unless ``plots`` is false) PNG plots
-        into ``out_dir``."""
+        """Write tables (Parquet), ``summary.json``, the packet captures (``A-B.pcap`` for
+        ``A->B``, see ``pcap_file_names``) and (unless ``plots`` is false) PNG plots into
+        ``out_dir``."""
         from .plots import (  # matplotlib: only here
             CWND_SUFFIX,
             QUEUE_LENGTH_SUFFIX,
@@ -231,8 +241,17 @@ class Result:
         text = summary_text(self.summary)
         write_atomically(summary_path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         written.append(summary_path)
+        # Captures: names made from the link directions' (pcap_file_names), checked as above.
+        # An earlier run's capture of one of these directions is stale unless written again.
+        earlier = {path.name for path in out.glob("*.pcap")}
+        capture_files = pcap_file_names(_link_directions(self.config) | set(self.pcap)) if self.pcap or earlier else {}
+        for name, data in sorted(self.pcap.items()):
+            path = inside(out, capture_files[name], "--out")
+            write_atomically(path, functools.partial(_write_bytes, data))
+            written.append(path)
+        stale = set(capture_files.values()) & earlier
         if not plots:
-            _remove_stale(out, written)
+            _remove_stale(out, written, stale)
             return written
         warmup_s = float(self.raw.get("warmup_s", 0.0))
         flow_labels = {
@@ -281,7 +300,7 @@ class Result:
             path = inside(out, filename, "--out")
             if write_atomically(path, draw):
                 written.append(path)
-        _remove_stale(out, written)
+        _remove_stale(out, written, stale)
         return written
 
     def __repr__(self) -> str:
@@ -316,9 +335,44 @@ RUN_FILES = (
 )
 
 
-def _remove_stale(out: Path, written: list[Path]) -> None:
+def pcap_file_names(directions: Iterable[str]) -> dict[str, str]:
+    """The file name of each link direction's capture: ``A->B`` gives ``A-B.pcap`` (``>``
+    dropped); a character other than a letter, digit, ``.``, ``_`` or ``-`` becomes ``_``, a
+    leading ``.`` too, and the name is cut to 200 characters, so that a node name never makes
+    a path. Names that come out alike get ``-2``, ``-3``... in the order of their directions."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for direction in sorted(directions):
+        stem = re.sub(r"[^A-Za-z0-9._-]", "_", direction.replace(">", ""))[:200]
+        stem = "_" + stem[1:] if stem.startswith(".") else stem
+        name, k = f"{stem}.pcap", 1
+        while name in taken:
+            k += 1
+            name = f"{stem}-{k}.pcap"
+        taken.add(name)
+        names[direction] = name
+    return names
+
+
+def _link_directions(config: Mapping[str, Any]) -> set[str]:
+    """The names of the link directions of a core configuration (``FROM->TO``)."""
+    nodes = [node["name"] for node in config.get("nodes") or []]
+    out = set()
+    for link in config.get("links") or []:
+        a, b = nodes[link["a"]], nodes[link["b"]]
+        out |= {f"{a}->{b}", f"{b}->{a}"}
+    return out
+
+
+def _write_bytes(data: bytes, path: Path) -> None:
+    path.write_bytes(data)
+
+
+def _remove_stale(out: Path, written: list[Path], captures: Iterable[str] = ()) -> None:
+    """Remove the files of ``RUN_FILES`` and the captures named ``captures`` (those of this
+    run's link directions, see ``pcap_file_names``) that this run did not write."""
     keep = {path.name for path in written}
-    for name in RUN_FILES:
+    for name in (*RUN_FILES, *sorted(captures)):
         if name not in keep:
             path = out / name
             if path.is_symlink() or path.is_file():  # a link is removed, never followed

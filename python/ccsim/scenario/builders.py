@@ -5,11 +5,16 @@ ScenarioError naming the field, as for files.
                           access={"rate": "100Mbps"}, pairs=["2ms", "10ms", "25ms", "50ms"])
     scenario = ccsim.Scenario(simulation={"duration": "60s", "warmup": "10s"}, topology=topo,
                               flows=[{"pair": i} for i in range(4)])
+
+    # Pairs by round-trip time, one flow on each: grouped "rtt10ms" .. "rtt100ms".
+    topo = ccsim.dumbbell({"rate": "50Mbps", "delay": "2ms"}, access={"rate": "1Gbps"},
+                          pairs={"rtts": {"from": "10ms", "to": "100ms", "count": 10}})
+    scenario = ccsim.Scenario(simulation={"duration": "30s"}, topology=topo, flows=[{"pair": "all", "cc": "cubic"}])
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .topology import DaisyChain, Dumbbell, Explicit, Star
@@ -24,13 +29,15 @@ def _present(**fields: Any) -> dict[str, Any]:
 def dumbbell(
     bottleneck: Any,
     *,
-    pairs: Sequence[Any] | None = None,
+    pairs: Sequence[Any] | Mapping[str, Any] | None = None,
     sources: Sequence[Any] | None = None,
     sinks: Sequence[Any] | None = None,
     access: Any = None,
     bottleneck_queue: str | None = None,
 ) -> Dumbbell:
-    """A dumbbell; a pair (or source, sink) given as a string is its access delay."""
+    """A dumbbell; a pair (or source, sink) given as a string is its access delay. ``pairs``
+    may also be one table with ``rtts`` (a list of round-trip times, or ``{"from", "to",
+    "count"}``), one pair per RTT, as in a file."""
 
     def specs(items: Sequence[Any] | None) -> list[Any] | None:
         return None if items is None else [{"delay": x} if isinstance(x, str) else x for x in items]
@@ -40,7 +47,7 @@ def dumbbell(
             kind="dumbbell",
             bottleneck=bottleneck,
             access=access,
-            pairs=specs(pairs),
+            pairs=dict(pairs) if isinstance(pairs, Mapping) else specs(pairs),
             sources=specs(sources),
             sinks=specs(sinks),
             bottleneck_queue=bottleneck_queue,

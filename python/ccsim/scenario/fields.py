@@ -134,18 +134,22 @@ class AlgoSpec(BaseModel):
     kind: str
     params: dict[str, Any] = {}
     profile: str | None = None
+    source: str | None = None
+    """A model written in Python: where its class comes from (``engine/user_models.py``)."""
 
     def to_config(self) -> dict[str, Any]:
         """The ``AlgoSpec`` of config.rs."""
-        return {"kind": self.kind, "params": dict(self.params)}
+        spec = {"kind": self.kind, "params": dict(self.params)}
+        return spec if self.source is None else {**spec, "external": self.source}
 
     @model_serializer
     def _as_written(self) -> str | dict[str, Any]:
         # Dump the way a scenario writes it: a bare name, or a table with units.
-        if not self.params and self.profile is None:
+        if not self.params and self.profile is None and self.source is None:
             return self.kind
+        head = {"kind": self.kind} if self.source is None else {"python": self.source}
         profile = {} if self.profile is None else {"profile": self.profile}
-        return {"kind": self.kind, **profile, **get_registry().to_human(self.family, self.kind, self.params)}
+        return {**head, **profile, **get_registry().to_human(self.family, self.kind, self.params)}
 
 
 class _AlgoParser:
@@ -161,15 +165,23 @@ class _AlgoParser:
             return value
         registry = get_registry()
         if isinstance(value, str):
-            registry.model(self.family, value)
-            return AlgoSpec(family=self.family, kind=value)
+            source = registry.model(self.family, value).source
+            return AlgoSpec(family=self.family, kind=value, source=source)
         if isinstance(value, dict):
             given = dict(value)
-            if "kind" not in given:
+            if "python" in given:
+                from ..engine import user_models
+
+                if "kind" in given:
+                    raise FieldError("kind", "give either kind (a registered model) or python (a class to load), not both")
+                model = user_models.load(self.family, given.pop("python"))
+                kind = model.name
+            elif "kind" not in given:
                 names = ", ".join(registry.names(self.family))
                 raise FieldError("kind", f"required field missing; registered: {names}")
-            kind = given.pop("kind")
-            model = registry.model(self.family, kind, "kind")
+            else:
+                kind = given.pop("kind")
+                model = registry.model(self.family, kind, "kind")
             has_profile = self.family == "transport" and "profile" in given
             profile = self._profile(kind, given.pop("profile")) if has_profile else None
             # A flow named instead of numbered: check the rest now, resolve the name later.
@@ -183,7 +195,7 @@ class _AlgoParser:
             }
             params = registry.validate_params(self.family, kind, {**given, **dict.fromkeys(named, 0)})
             params.update(named)
-            return AlgoSpec(family=self.family, kind=kind, params=params, profile=profile)
+            return AlgoSpec(family=self.family, kind=kind, params=params, profile=profile, source=model.source)
         names = ", ".join(registry.names(self.family))
         raise FieldError("", f"expected a name or a table with kind = ..., got {show(value)}; registered: {names}")
 

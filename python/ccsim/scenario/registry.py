@@ -30,6 +30,7 @@ __all__ = [
     "Registry",
     "get_registry",
     "set_registry",
+    "add_model",
     "validate_params",
     "parse_param",
     "format_param",
@@ -217,6 +218,9 @@ class ModelInfo:
     """A congestion control's: the queue disciplines it needs at its bottleneck (any of them)."""
     flow_refs: tuple[str, ...] = ()
     """An application's integer parameters that name another flow."""
+    source: str | None = None
+    """A model written in Python: where its class comes from (``engine/user_models.py``);
+    None for the engine's own."""
 
     def param(self, name: str) -> ParamInfo | None:
         return next((p for p in self.params if p.name == name), None)
@@ -288,6 +292,14 @@ class Registry:
     def models(self, family: str) -> list[ModelInfo]:
         return [self._models[family][name] for name in self.names(family)]
 
+    def find(self, family: str, name: str) -> ModelInfo | None:
+        """The model called ``name``, or None."""
+        return self._models.get(family, {}).get(name)
+
+    def add(self, model: ModelInfo) -> None:
+        """Add (or replace) one model."""
+        self._models.setdefault(model.family, {})[model.name] = model
+
     def model(self, family: str, name: object, path: str = "") -> ModelInfo:
         """The model called ``name``, or a ParamError listing the registered ones."""
         title = FAMILY_TITLES.get(family, family)
@@ -349,6 +361,15 @@ class Registry:
 
 
 _registry: Registry | None = None
+# Models written in Python (engine/user_models.py), kept across registry reloads.
+_added: dict[tuple[str, str], ModelInfo] = {}
+
+
+def add_model(model: ModelInfo) -> None:
+    """Register a model the engine does not declare itself (a Python model)."""
+    _added[(model.family, model.name)] = model
+    if _registry is not None:
+        _registry.add(model)
 
 
 @functools.cache
@@ -374,6 +395,8 @@ def get_registry() -> Registry:
         from .. import _core  # imported lazily: units and parsing work without the engine
 
         _registry = Registry.from_json(_core.registry_json())
+        for model in _added.values():
+            _registry.add(model)
     return _registry
 
 

@@ -13,10 +13,11 @@ import os
 import re
 import stat
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
 
 from ..bulk import without_gc
 from ..errors import NO_FILE, SHOWN_CHARS, FieldError, ScenarioError, one_line, show
@@ -37,6 +38,7 @@ from .overrides import apply_overrides
 from .profiles import apply_profile
 from .registry import engine_facts, get_registry
 from .topology import Dumbbell, Network, Topology
+from .written import Written
 
 __all__ = [
     "Simulation",
@@ -81,17 +83,57 @@ class Simulation(StrictModel):
         return self
 
 
-class Flow(StrictModel):
-    """One ``[[flows]]`` table: ``count`` identical flows from a host to a host."""
+def _pair_index(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise FieldError(where, f'expected a pair index (0, 1, ...), "all" or a list of indices, got {show(value)}')
+    if value < 0:
+        raise FieldError(where, f"expected a pair index of 0 or more, got {show(value)}")
+    return value
 
-    pair: Annotated[int, Field(ge=0)] | None = Field(
+
+def _read_pair(value: Any) -> Any:
+    """A flow's ``pair``: an index, ``"all"``, or a list of distinct indices."""
+    if isinstance(value, str) and value == "all":
+        return value
+    if not isinstance(value, list):
+        return _pair_index(value, "")
+    if not value:
+        raise FieldError("", 'must not be empty; give pair indices, or "all"')
+    if len(value) > MAX_FLOWS:
+        raise FieldError("", f"at most {MAX_FLOWS} pairs are supported, got {len(value)}")
+    seen: set[int] = set()
+    for k, item in enumerate(value):
+        if _pair_index(item, f"[{k}]") in seen:
+            raise FieldError(f"[{k}]", f"pair {item} is listed twice; count says how many flows each pair carries")
+        seen.add(item)
+    return list(value)
+
+
+def _pair_written() -> dict[str, Any]:
+    index = {"type": "integer", "minimum": 0}
+    return {"anyOf": [index, {"const": "all"}, {"type": "array", "items": index, "minItems": 1, "uniqueItems": True}]}
+
+
+PairChoice = Annotated[int | Literal["all"] | list[int], BeforeValidator(_read_pair), Written(_pair_written)]
+"""The dumbbell pairs of a ``[[flows]]`` table: one index, ``"all"``, or a list of indices."""
+
+
+class Flow(StrictModel):
+    """One ``[[flows]]`` table: ``count`` identical flows from a host to a host, or on each of
+    several dumbbell pairs (``pair = "all"`` or a list of pairs)."""
+
+    pair: PairChoice | None = Field(
         default=None,
-        description="Dumbbell pair i: the flow goes from host s{i} to host r{i}. Give pair, or src and dst.",
+        description='Dumbbell pair i: the flow goes from host s{i} to host r{i}. "all", or a list of pair '
+        "indices: count flows on each of these pairs, grouped by the pair's RTT unless group is given. "
+        "Give pair, or src and dst.",
     )
     src: str | None = Field(default=None, description="Name of the host the flow is sent from.")
     dst: str | None = Field(default=None, description="Name of the host the flow is sent to.")
     count: Annotated[int, Field(ge=1, le=MAX_FLOWS)] = Field(
-        default=1, description="How many identical flows this table makes (numbered one after the other)."
+        default=1,
+        description='How many identical flows this table makes, on each of its pairs with pair = "all" or a '
+        "list (numbered one after the other, pair by pair).",
     )
     transport: TransportAlgo = Field(
         default_factory=lambda: algo("transport", "tcp"), description="Transport protocol and its parameters."
@@ -108,7 +150,10 @@ class Flow(StrictModel):
     )
     stop: Time | None = Field(default=None, description="When the flow stops sending. Absent: at the end of the run.")
     group: str | None = Field(
-        default=None, description="Label of flows reported together (result tables, Jain's index per group)."
+        default=None,
+        description="Label of flows reported together (result tables, Jain's index per group). Absent: none, "
+        'except for flows over several pairs (pair = "all" or a list): "rtt" and the base RTT of the '
+        'flow\'s pair in ms, e.g. "rtt10ms" (see topology.pairs).',
     )
     name: str | None = Field(
         default=None,
@@ -227,9 +272,11 @@ class Metrics(StrictModel):
 
 
 class Trace(StrictModel):
-    """``[trace]``: time series sampled every ``interval``."""
+    """``[trace]``: time series sampled every ``interval``, logs, and packet captures."""
 
-    interval: Time = Field(description="Time between two samples of the series.")
+    interval: Time | None = Field(
+        default=None, description="Time between two samples of the series. Absent: no sampled series."
+    )
     queues: list[str] = Field(
         default_factory=list, description="Queues whose length is sampled, by name: 'A->B' is A's queue towards B."
     )
@@ -250,12 +297,38 @@ class Trace(StrictModel):
         description="Log every RTT sample of every TCP sender with its time and flow (Result.rtt_samples; "
         "the input of `ccsim arima fit`).",
     )
+    pcap: list[str] = Field(
+        default_factory=list,
+        description="Link directions whose packets are captured, by name: 'A->B' is A's transmitter towards B. "
+        "Each gives a pcap file of IPv4/TCP/UDP/DCCP headers (Result.pcap; `--out DIR` writes A-B.pcap); "
+        "see docs/results.md.",
+    )
 
     @model_validator(mode="after")
-    def _interval_positive(self) -> Trace:
-        if self.interval <= 0:
+    def _interval_and_captures(self) -> Trace:
+        if self.interval is not None and self.interval <= 0:
             raise FieldError("interval", "must be longer than 0s")
+        seen: set[str] = set()
+        for k, name in enumerate(self.pcap):
+            # The form only: whether the direction exists is the engine's check (it knows the links).
+            if "->" not in name or name.startswith("->") or name.endswith("->"):
+                raise FieldError(f"pcap[{k}]", f"expected a link direction FROM->TO such as 'A->B', got {show(name)}")
+            if name in seen:
+                raise FieldError(f"pcap[{k}]", f"{show(name)} is listed twice")
+            seen.add(name)
         return self
+
+
+@dataclass(frozen=True)
+class _Made:
+    """One flow that a ``[[flows]]`` table makes."""
+
+    table: int
+    src: str
+    dst: str
+    replica: int  # its place among the table's flows
+    name: str | None
+    group: str | None
 
 
 class Scenario(StrictModel):
@@ -273,6 +346,7 @@ class Scenario(StrictModel):
     control: list[Control] = Field(default_factory=list, description="Networked control loops, one table each.")
 
     _network: Network = PrivateAttr()
+    _made: list[_Made] = PrivateAttr(default_factory=list)
 
     @classmethod
     def build(cls, data: Any, file: str = NO_FILE) -> Scenario:
@@ -290,6 +364,7 @@ class Scenario(StrictModel):
             raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
         _check_flows(self, self._network)
         _check_control(self, self._network)
+        self._made = _make_flows(self, self._network)
         _check_flow_references(self)
         return self
 
@@ -299,16 +374,24 @@ class Scenario(StrictModel):
         return self._network
 
     def expanded_flows(self) -> list[tuple[Flow, str, str, int]]:
-        """(flow table, src name, dst name, replica number) per flow after ``count``."""
-        out: list[tuple[Flow, str, str, int]] = []
-        for flow in self.flows:
-            src, dst = _endpoints(flow)
-            out.extend((flow, src, dst, replica) for replica in range(flow.count))
-        return out
+        """(flow table, src name, dst name, place among the table's flows) per flow, after
+        ``count`` and the table's pairs."""
+        return [(self.flows[made.table], made.src, made.dst, made.replica) for made in self._made]
 
     def flow_names(self) -> list[str | None]:
-        """Each compiled flow's name (``name``, or ``name.k`` for replicas), by index."""
-        return [_replica_name(flow, replica) for flow, _, _, replica in self.expanded_flows()]
+        """Each compiled flow's name (``name``, or ``name.k`` when the table makes several), by index."""
+        return [made.name for made in self._made]
+
+    def flow_groups(self) -> list[str | None]:
+        """Each compiled ``[[flows]]`` flow's group (given, or by RTT over several pairs), by index."""
+        return [made.group for made in self._made]
+
+    def table_sizes(self) -> list[int]:
+        """How many flows each ``[[flows]]`` table makes."""
+        sizes = [0] * len(self.flows)
+        for made in self._made:
+            sizes[made.table] += 1
+        return sizes
 
     def bottleneck_queue(self) -> str | None:
         return self.topology.bottleneck_queue or self._network.default_bottleneck
@@ -318,11 +401,53 @@ class Scenario(StrictModel):
         return compile_scenario(self)
 
 
-def _endpoints(flow: Flow) -> tuple[str, str]:
-    if flow.pair is not None:
-        return f"s{flow.pair}", f"r{flow.pair}"
-    assert flow.src is not None and flow.dst is not None  # checked by Flow's validator
-    return flow.src, flow.dst
+def _over_pairs(flow: Flow) -> bool:
+    """Whether the table runs over several pairs (``pair = "all"`` or a list)."""
+    return flow.pair == "all" or isinstance(flow.pair, list)
+
+
+def _table_pairs(flow: Flow, pairs: int) -> list[int] | None:
+    """The dumbbell pairs a table's flows run on (None: from src to dst)."""
+    if flow.pair is None:
+        return None
+    if flow.pair == "all":
+        return list(range(pairs))
+    return list(flow.pair) if isinstance(flow.pair, list) else [int(flow.pair)]
+
+
+def _pair_count(scenario: Scenario) -> int:
+    topo = scenario.topology
+    return len(topo.pair_specs()) if isinstance(topo, Dumbbell) and topo.pairs is not None else 0
+
+
+def _rtt_group(rtt_ns: int) -> str:
+    """The group label of flows by their pair's base RTT: ``rtt10ms``, ``rtt12.5ms`` (to the us)."""
+    ms = f"{rtt_ns / 1e6:.3f}".rstrip("0").rstrip(".")
+    return f"rtt{ms}ms"
+
+
+def _make_flows(scenario: Scenario, net: Network) -> list[_Made]:
+    """Every flow of the ``[[flows]]`` tables, in order: a table's ``count`` flows, pair by pair."""
+    made: list[_Made] = []
+    pairs = _pair_count(scenario)
+    for i, flow in enumerate(scenario.flows):
+        on = _table_pairs(flow, pairs)
+        if on is None:
+            assert flow.src is not None and flow.dst is not None  # checked by Flow's validator
+            ends = [(flow.src, flow.dst, flow.group)] * flow.count
+        else:
+            by_rtt = flow.group is None and _over_pairs(flow)
+            ends = [
+                (f"s{p}", f"r{p}", _rtt_group(net.pair_rtts[p]) if by_rtt else flow.group)
+                for p in on
+                for _ in range(flow.count)
+            ]
+        several = len(ends) > 1
+        for k, (src, dst, group) in enumerate(ends):
+            # The flows of a named table are told apart as name.0, name.1, ...
+            name = f"{flow.name}.{k}" if flow.name is not None and several else flow.name
+            made.append(_Made(table=i, src=src, dst=dst, replica=k, name=name, group=group))
+    return made
 
 
 def _check_flows(scenario: Scenario, net: Network) -> None:
@@ -341,11 +466,12 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
                 raise FieldError(
                     f"{where}.pair", "this dumbbell has sources and sinks, not pairs; give src and dst host names"
                 )
-            if flow.pair >= len(topo.pairs):
-                raise FieldError(
-                    f"{where}.pair",
-                    f"no pair {show(flow.pair)}; the dumbbell has {len(topo.pairs)} (0..{len(topo.pairs) - 1})",
-                )
+            pairs = len(topo.pair_specs())
+            chosen = _table_pairs(flow, pairs) or []
+            for k, pair in enumerate(chosen):
+                if pair >= pairs:
+                    key = f"{where}.pair[{k}]" if isinstance(flow.pair, list) else f"{where}.pair"
+                    raise FieldError(key, f"no pair {show(pair)}; the dumbbell has {pairs} (0..{pairs - 1})")
         else:
             for end in ("src", "dst"):
                 name = getattr(flow, end)
@@ -356,9 +482,10 @@ def _check_flows(scenario: Scenario, net: Network) -> None:
                 f"{where}.start", f"starts at or after the end of the simulation ({units.format_time(duration)})"
             )
         _check_size_distribution(flow, where)
-    total = sum(flow.count for flow in scenario.flows)
+    pairs = _pair_count(scenario)
+    total = sum(flow.count * len(_table_pairs(flow, pairs) or [None]) for flow in scenario.flows)
     if total > MAX_FLOWS:
-        raise FieldError("flows", f"{total} flows in all (after count); at most {MAX_FLOWS} are supported")
+        raise FieldError("flows", f"{total} flows in all (after count and pairs); at most {MAX_FLOWS} are supported")
 
 
 def _check_size_distribution(flow: Flow, where: str) -> None:
@@ -415,11 +542,6 @@ def control_name(loop: Control, i: int) -> str:
     return loop.name if loop.name is not None else f"control{i}"
 
 
-def _replica_name(flow: Flow, replica: int) -> str | None:
-    # Replicas of a named table are told apart as name.0, name.1, ...
-    return f"{flow.name}.{replica}" if flow.name is not None and flow.count > 1 else flow.name
-
-
 def _flow_refs(app_kind: str) -> tuple[str, ...]:
     return get_registry().model("app", app_kind).flow_refs
 
@@ -430,9 +552,9 @@ def _check_flow_references(scenario: Scenario) -> None:
     names = scenario.flow_names()
     known = ", ".join(repr(n) for n in names if n is not None) or "none (give flows a name)"
     first = 0  # index of the table's first compiled flow
-    for i, flow in enumerate(scenario.flows):
-        own = range(first, first + flow.count)
-        first += flow.count
+    for i, (flow, size) in enumerate(zip(scenario.flows, scenario.table_sizes())):
+        own = range(first, first + size)
+        first += size
         for key in sorted(set(_flow_refs(flow.app.kind)) & flow.app.params.keys()):
             target = flow.app.params[key]
             where = f"flows[{i}].app.{key}"
@@ -473,11 +595,12 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
     nodes, links = net.to_config()
     names = scenario.flow_names()
     flows = []
-    for flow, src, dst, replica in scenario.expanded_flows():
+    groups = scenario.flow_groups()
+    for k, (flow, src, dst, _) in enumerate(scenario.expanded_flows()):
         transport, cc = apply_profile(flow.transport, flow.cc)
         flows.append(
             {
-                "name": _replica_name(flow, replica),
+                "name": names[k],
                 "src": index[src],
                 "dst": index[dst],
                 "transport": transport,
@@ -486,7 +609,7 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
                 "start_ns": flow.start[0],
                 "start_max_ns": flow.start[1],
                 "stop_ns": flow.stop,
-                "group": flow.group,
+                "group": groups[k],
             }
         )
     user_flows = len(flows)
@@ -550,6 +673,8 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "events": trace.events if trace else False,
             "messages": trace.messages if trace else False,
             "rtt": trace.rtt if trace else False,
+            # Only when there are captures: a configuration without them stays as it was.
+            **({"pcap": list(trace.pcap)} if trace and trace.pcap else {}),
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": jain_flows,
@@ -609,10 +734,10 @@ def scenario_key(scenario: Scenario, field: str) -> str:
     table, k, head, rest = match.group(1), int(match.group(2)), match.group(3), match.group(4)
     if table == "control":
         return f"control[{k}]" + _renamed(head, rest, _CONTROL_KEYS)
-    for i, flow in enumerate(scenario.flows):
-        if k < flow.count:
+    for i, size in enumerate(scenario.table_sizes()):
+        if k < size:
             return f"flows[{i}]" + _renamed(head, rest, _FLOW_KEYS)
-        k -= flow.count
+        k -= size
     # After the [[flows]]: the networked loops' messages, sensor then actuator, loop by loop.
     networked = [c for c, loop in enumerate(scenario.control) if loop.networked]
     if k // 2 < len(networked):
@@ -647,8 +772,13 @@ def engine_check(scenario: Scenario, file: str = NO_FILE, config: dict[str, Any]
 
 @without_gc
 def from_dict(data: dict[str, Any], file: str = NO_FILE) -> Scenario:
-    """Validate a scenario given as nested dicts (the parsed TOML); errors are ScenarioErrors."""
-    return Scenario.build(data, file)
+    """Validate a scenario given as nested dicts (the parsed TOML); errors are ScenarioErrors.
+    Python models named by a relative file (``python = "my_cc.py:MyCc"``) are read from the
+    scenario file's folder."""
+    from ..engine.user_models import relative_to
+
+    with relative_to(file):
+        return Scenario.build(data, file)
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

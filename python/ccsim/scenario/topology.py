@@ -7,15 +7,16 @@ packet are the engine's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PlainSerializer, model_validator
+from pydantic import BeforeValidator, Field, PlainSerializer, PrivateAttr, ValidationError, model_validator
 
-from ..errors import FieldError, show
+from ..errors import FieldError, join_path, scenario_error_from_validation, show
+from . import units
 from .fields import AlgoSpec, Prob, QueueAlgo, Rate, StrictModel, Time, algo
 from .registry import get_registry
-from .written import PROCESSING_DEF, Written
+from .written import INNER_READER, PROCESSING_DEF, UNIT_FORMS, Written
 
 __all__ = [
     "Direction",
@@ -37,6 +38,8 @@ __all__ = [
 TOPOLOGY_KINDS = ("dumbbell", "daisy_chain", "explicit", "star")
 # A star's sensor count is expanded into one link spec each; bound it before expanding.
 MAX_SENSORS = 100_000
+# Pairs a range of round-trip times makes (``rtts = { from, to, count }``), bounded likewise.
+MAX_RTT_PAIRS = 100_000
 
 # Output queue used where a scenario names none: the engine's DropTail at its default limit.
 DEFAULT_QUEUE_KIND = "droptail"
@@ -60,12 +63,126 @@ class LinkSpec(Direction):
     )
 
 
+def _rtt_values(value: Any) -> Any:
+    """``rtts`` as written: a list of times (checked by ``Time``), or ``{ from = TIME, to =
+    TIME, count = N }``, N times evenly spaced from ``from`` to ``to``, both included, each
+    rounded to the nanosecond."""
+    if isinstance(value, list):
+        if not value:
+            raise FieldError("", 'must not be empty; give at least one RTT, e.g. ["10ms"]')
+        if len(value) > MAX_RTT_PAIRS:
+            raise FieldError("", f"at most {MAX_RTT_PAIRS} RTTs are supported, got {len(value)}")
+        return value
+    if not isinstance(value, dict):
+        raise FieldError(
+            "", f'expected a list of times or a table {{ from = "10ms", to = "100ms", count = 10 }}, got {show(value)}'
+        )
+    for key in value:
+        if key not in _RTT_RANGE_KEYS:
+            raise FieldError(str(key), f"unknown field; allowed: {', '.join(_RTT_RANGE_KEYS)}")
+    for key in _RTT_RANGE_KEYS:
+        if key not in value:
+            raise FieldError(key, "required field missing")
+    ends = []
+    for key in ("from", "to"):
+        try:
+            ends.append(units.parse_time(value[key]))
+        except units.UnitError as exc:
+            raise FieldError(key, str(exc)) from None
+    low, high = ends
+    count = value["count"]
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise FieldError("count", f"expected an integer, got {show(count)}")
+    if not 2 <= count <= MAX_RTT_PAIRS:
+        raise FieldError(
+            "count", f'expected 2..{MAX_RTT_PAIRS} RTTs in the range, got {show(count)}; one RTT is rtts = ["10ms"]'
+        )
+    if high <= low:
+        raise FieldError("to", f"must be above from ({units.format_time(low)})")
+    steps = count - 1
+    return [units.format_time(low + (k * (high - low) + steps // 2) // steps) for k in range(count)]
+
+
+_RTT_RANGE_KEYS = ("from", "to", "count")
+
+
+def _rtts_written() -> dict[str, Any]:
+    time = UNIT_FORMS["time"].json_schema()
+    return {
+        "anyOf": [
+            {"type": "array", "items": time, "minItems": 1, "maxItems": MAX_RTT_PAIRS},
+            {
+                "type": "object",
+                "properties": {
+                    "from": {**time, "description": "The smallest RTT. " + time["description"] + "."},
+                    "to": {**time, "description": "The largest RTT. " + time["description"] + "."},
+                    "count": {
+                        "type": "integer",
+                        "minimum": 2,
+                        "maximum": MAX_RTT_PAIRS,
+                        "description": "How many RTTs, evenly spaced from `from` to `to` (both included).",
+                    },
+                },
+                "required": list(_RTT_RANGE_KEYS),
+                "additionalProperties": False,
+            },
+        ]
+    }
+
+
+RttList = Annotated[list[Time], BeforeValidator(_rtt_values), Written(_rtts_written)]
+"""Round-trip times: a list, or an evenly spaced range ``{ from, to, count }``."""
+
+RTT_MEANING = (
+    "The sum of the propagation delays of the pair's whole path, both ways: s{i}->A, A->B, B->r{i} "
+    "and r{i}->B, B->A, A->s{i} (no serialization, queueing or processing time). Each of the pair's "
+    "two access links gets the delay (RTT - bottleneck delay A->B - bottleneck delay B->A) / 4 in both "
+    "directions (access.delay does not apply to them); an RTT below the bottleneck's two delays is an error."
+)
+
+
 class Pair(LinkSpec):
     """A dumbbell sender/receiver pair: the spec applies to both of its access links
-    (s_i--A and B--r_i); ``src_delay`` / ``dst_delay`` set the two sides' delays apart."""
+    (s_i--A and B--r_i); ``src_delay`` / ``dst_delay`` set the two sides' delays apart, ``rtt``
+    sets them from the path's round-trip time.
+
+    ``pairs`` is a list of these, one per pair, or one table with ``rtts``: one pair per RTT,
+    each with ``rtt`` from the list and the table's other keys, e.g. ``pairs = { rtts = { from
+    = "10ms", to = "100ms", count = 10 } }``."""
 
     src_delay: Time | None = Field(default=None, description="Delay of the sender's link s_i--A (instead of delay).")
     dst_delay: Time | None = Field(default=None, description="Delay of the receiver's link B--r_i (instead of delay).")
+    rtt: Time | None = Field(
+        default=None,
+        description=f"Base round-trip time of the pair's path, instead of delay, src_delay and dst_delay. {RTT_MEANING}",
+    )
+    rtts: RttList | None = Field(
+        default=None,
+        description="Only in the one-table form pairs = { rtts = ..., ... }: one pair per RTT, each with rtt "
+        "set to it (see rtt for what an RTT is) and the table's other keys. A list of times, or "
+        '{ from = "10ms", to = "100ms", count = 10 }: count RTTs evenly spaced from `from` to `to`, both included.',
+    )
+
+    @model_validator(mode="after")
+    def _rtt_or_delays(self) -> Pair:
+        if self.rtt is not None and self.rtts is not None:
+            raise FieldError("rtt", "give rtts (one pair per RTT) or rtt (one pair's), not both")
+        key = "rtt" if self.rtt is not None else "rtts" if self.rtts is not None else None
+        if key is None:
+            return self
+        given = [name for name in ("delay", "src_delay", "dst_delay") if getattr(self, name) is not None]
+        if self.reverse is not None and self.reverse.delay is not None:
+            given.append("reverse.delay")
+        if given:
+            raise FieldError(
+                key, f"{key} sets the access links' delays; leave out {', '.join(given)} (or give them without {key})"
+            )
+        if self.rtt is not None and self.rtt <= 0:
+            raise FieldError("rtt", "must be longer than 0s")
+        for k, value in enumerate(self.rtts or []):
+            if value <= 0:
+                raise FieldError(f"rtts[{k}]", "must be longer than 0s")
+        return self
 
 
 class ChainHost(LinkSpec):
@@ -152,6 +269,9 @@ class Network:
     default_bottleneck: str | None = None
     processing: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per node name: its processing parameters (canonical), for nodes that have one."""
+    pair_rtts: list[int] = field(default_factory=list)
+    """A dumbbell's pairs: each pair's base round-trip time in ns, the sum of the propagation
+    delays of its path both ways (s_i->A->B->r_i and back)."""
 
     def set_processing(self, routers: dict[str, Any] | None, hosts: dict[str, Any] | None) -> None:
         """A topology helper's ``router_processing`` / ``host_processing``: every router / host."""
@@ -240,12 +360,73 @@ def join(where: str, key: str) -> str:
 # --- topology kinds -------------------------------------------------------------------------
 
 
+def _validated_pair(value: Any, where: str) -> Pair:
+    """``value`` as a Pair; its problems are FieldErrors at ``where`` + the key inside it."""
+    if isinstance(value, Pair):
+        return value
+    try:
+        return Pair.model_validate(value)
+    except ValidationError as exc:
+        problem = scenario_error_from_validation(exc, "")
+        raise FieldError(join_path(where, problem.field), problem.message) from None
+
+
+def _read_pairs(value: Any) -> Any:
+    """A dumbbell's ``pairs``: a list of pair tables, or one table with ``rtts``. Read here
+    rather than by pydantic's union, so that an error names the key as written."""
+    if isinstance(value, dict):
+        if value.get("rtts") is None:
+            raise FieldError(
+                "rtts", "a single table of pairs needs rtts (one pair per RTT); else give a list, one table per pair"
+            )
+        return _validated_pair(value, "")
+    if isinstance(value, list):
+        pairs = []
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and item.get("rtts") is not None:
+                raise FieldError(
+                    f"[{i}].rtts", "rtts makes many pairs: write pairs = { rtts = [...] }; one pair of a list takes rtt"
+                )
+            pairs.append(_validated_pair(item, f"[{i}]"))
+        return pairs
+    raise FieldError("", f"expected a list of pair tables or a table with rtts, got {show(value)}")
+
+
+class _AsTyped(Written):
+    """The written form is the annotated type's own: the before-validator reads that same form,
+    only with errors that name the key as written."""
+
+    def __init__(self) -> None:
+        super().__init__(dict, or_inner=True)
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        if handler.mode != "validation":
+            return dict(handler(core_schema))
+        token = INNER_READER.set(True)
+        try:
+            return dict(handler(core_schema))
+        finally:
+            INNER_READER.reset(token)
+
+
+Pairs = Annotated[list[Pair] | Pair, BeforeValidator(_read_pairs), _AsTyped()]
+"""A dumbbell's pairs: one table per pair, or one table with ``rtts`` for a pair per RTT."""
+
+
+def _delays(spec: LinkSpec) -> tuple[int, int]:
+    """The propagation delays (forward, backward) that ``spec`` alone gives a link."""
+    forward = spec.delay or 0
+    backward = spec.reverse.delay if spec.reverse is not None and spec.reverse.delay is not None else forward
+    return forward, backward
+
+
 class Dumbbell(StrictModel):
     """N senders -- A == B -- N receivers, with the bottleneck A--B.
 
     Nodes: senders ``s0..``, routers ``A``, ``B``, receivers ``r0..``. Either ``pairs`` (s_i and
-    r_i share one spec; flows say ``pair = i``) or ``sources`` and ``sinks`` (each host its own
-    access link; flows say ``src = "s1", dst = "r2"``). Links: A--B first, then s_i--A, then B--r_i.
+    r_i share one spec; flows say ``pair = i``, a list of pairs or ``"all"``) or ``sources`` and
+    ``sinks`` (each host its own access link; flows say ``src = "s1", dst = "r2"``). Links: A--B
+    first, then s_i--A, then B--r_i.
     """
 
     kind: Literal["dumbbell"] = Field(description="The kind of topology.")
@@ -253,9 +434,13 @@ class Dumbbell(StrictModel):
     access: LinkSpec | None = Field(
         default=None, description="What every access link has unless its own spec says otherwise."
     )
-    pairs: list[Pair] | None = Field(
+    pairs: Pairs | None = Field(
         default=None,
-        description="Sender/receiver pairs: pair i is hosts s{i} and r{i}, one spec for both access links.",
+        description="Sender/receiver pairs: pair i is hosts s{i} and r{i}, one spec for both access links. "
+        "A list, one table per pair, or one table with rtts, a pair per round-trip time, its other keys "
+        'applying to every pair: pairs = { rtts = ["10ms", "50ms"] } or pairs = { rtts = { from = "10ms", '
+        'to = "100ms", count = 10 } }. An RTT is the base round-trip propagation delay of the pair\'s whole '
+        "path, both ways (Dumbbell pairs, rtt).",
     )
     sources: list[LinkSpec] | None = Field(
         default=None, description="Senders s0.., each with its own access link (with sinks, instead of pairs)."
@@ -271,6 +456,9 @@ class Dumbbell(StrictModel):
         default=None, description="Per-packet processing at every host: what it sends and what it receives."
     )
 
+    # Each pair's spec (the rtts form expanded, one pair per RTT) and its key in the file.
+    _pair_specs: list[tuple[Pair, str]] = PrivateAttr(default_factory=list)
+
     @model_validator(mode="after")
     def _one_way_to_give_hosts(self) -> Dumbbell:
         if self.pairs is not None and (self.sources is not None or self.sinks is not None):
@@ -281,30 +469,93 @@ class Dumbbell(StrictModel):
         for name in ("pairs", "sources", "sinks"):
             if getattr(self, name) == []:
                 raise FieldError(name, "must not be empty")
+        self._pair_specs = self._expand_pairs()
         return self
+
+    def _expand_pairs(self) -> list[tuple[Pair, str]]:
+        """One (spec, key of its RTT or of the pair) per pair; RTTs checked against the bottleneck."""
+        if self.pairs is None:
+            return []
+        if isinstance(self.pairs, Pair):
+            table, rtts = self.pairs, self.pairs.rtts or []
+            specs = [
+                (table.model_copy(update={"rtts": None, "rtt": rtt}), f"pairs.rtts[{k}]") for k, rtt in enumerate(rtts)
+            ]
+        else:
+            specs = [(spec, f"pairs[{i}].rtt") for i, spec in enumerate(self.pairs)]
+        forward, backward = _delays(self.bottleneck)
+        for spec, key in specs:
+            if spec.rtt is not None and spec.rtt < forward + backward:
+                raise FieldError(
+                    key,
+                    f"{units.format_time(spec.rtt)} is below {units.format_time(forward + backward)}, the round "
+                    f"trip of the bottleneck alone (A->B {units.format_time(forward)} + B->A "
+                    f"{units.format_time(backward)}); an RTT covers the whole path both ways",
+                )
+        return specs
+
+    def pair_specs(self) -> list[Pair]:
+        """Every pair's spec, one per pair (``rtts`` expanded into pairs with ``rtt``)."""
+        return [spec for spec, _ in self._pair_specs]
 
     def expand(self) -> Network:
         net = Network(default_bottleneck="A->B")
-        senders = self.pairs if self.pairs is not None else self.sources or []
-        receivers = self.pairs if self.pairs is not None else self.sinks or []
+        pairs = self.pair_specs() if self.pairs is not None else None
+        senders: list[LinkSpec] = list(pairs) if pairs is not None else list(self.sources or [])
+        receivers: list[LinkSpec] = list(pairs) if pairs is not None else list(self.sinks or [])
         for i in range(len(senders)):
             net.add_node(f"s{i}", "host", "")
         net.add_node("A", "router", "")
         net.add_node("B", "router", "")
         for i in range(len(receivers)):
             net.add_node(f"r{i}", "host", "")
-        net.links.append(resolve_link("A", "B", [self.bottleneck], "bottleneck", "set bottleneck.rate"))
-        src_key, dst_key = ("pairs", "pairs") if self.pairs is not None else ("sources", "sinks")
+        bottleneck = resolve_link("A", "B", [self.bottleneck], "bottleneck", "set bottleneck.rate")
+        net.links.append(bottleneck)
+        if pairs is not None:
+            # The rtts form's pairs share its table: a missing rate is that table's key.
+            keys = ["pairs" if isinstance(self.pairs, Pair) else f"pairs[{i}]" for i in range(len(pairs))]
+            src_keys, dst_keys = keys, keys
+            delays = [self._access_delays(spec, bottleneck) for spec in pairs]
+        else:
+            src_keys = [f"sources[{i}]" for i in range(len(senders))]
+            dst_keys = [f"sinks[{i}]" for i in range(len(receivers))]
+            delays = [(None, None, 0)] * max(len(senders), len(receivers))
         for i, spec in enumerate(senders):
-            hint = f"set {src_key}[{i}].rate or access.rate"
-            extra = {"delay": spec.src_delay} if isinstance(spec, Pair) and spec.src_delay is not None else None
-            net.links.append(resolve_link(f"s{i}", "A", [self.access, spec], f"{src_key}[{i}]", hint, extra))
+            hint = f"set {src_keys[i]}.rate or access.rate"
+            src_delay, _, odd_ns = delays[i]
+            extra = {"delay": src_delay} if src_delay is not None else None
+            link = resolve_link(f"s{i}", "A", [self.access, spec], src_keys[i], hint, extra)
+            if odd_ns:
+                # The ns of an RTT that cannot be halved go to the sender's forward direction.
+                link = replace(link, ab=replace(link.ab, delay_ns=link.ab.delay_ns + odd_ns))
+            net.links.append(link)
         for i, spec in enumerate(receivers):
-            hint = f"set {dst_key}[{i}].rate or access.rate"
-            extra = {"delay": spec.dst_delay} if isinstance(spec, Pair) and spec.dst_delay is not None else None
-            net.links.append(resolve_link("B", f"r{i}", [self.access, spec], f"{dst_key}[{i}]", hint, extra))
+            hint = f"set {dst_keys[i]}.rate or access.rate"
+            dst_delay = delays[i][1]
+            extra = {"delay": dst_delay} if dst_delay is not None else None
+            net.links.append(resolve_link("B", f"r{i}", [self.access, spec], dst_keys[i], hint, extra))
+        if pairs is not None:
+            n = len(pairs)
+            net.pair_rtts = [
+                sum(
+                    link.ab.delay_ns + link.ba.delay_ns for link in (bottleneck, net.links[1 + i], net.links[1 + n + i])
+                )
+                for i in range(n)
+            ]
         net.set_processing(self.router_processing, self.host_processing)
         return net
+
+    @staticmethod
+    def _access_delays(spec: Pair, bottleneck: LinkConfig) -> tuple[int | None, int | None, int]:
+        """The delays a pair sets on its sender's and receiver's links, both ways (None: none),
+        and the ns added to the sender's forward direction: ``src_delay`` / ``dst_delay``, or
+        what its ``rtt`` leaves after the bottleneck split evenly over the four directions, the
+        ns that do not divide by four going to one side (so the RTT is exact)."""
+        if spec.rtt is not None:
+            left = spec.rtt - bottleneck.ab.delay_ns - bottleneck.ba.delay_ns
+            src, dst = left // 4, left // 2 - left // 4
+            return src, dst, left % 2
+        return spec.src_delay, spec.dst_delay, 0
 
 
 class DaisyChain(StrictModel):

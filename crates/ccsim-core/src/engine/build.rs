@@ -28,6 +28,10 @@ fn show_time(ns: Time) -> String {
 }
 
 fn build_queue(spec: &AlgoSpec, field: &str, rng: Rng, warmup: Time) -> Result<Queue, ConfigError> {
+    if let Some(source) = &spec.external {
+        let disc = crate::external::queue_disc(spec, source, field)?;
+        return Ok(Queue::new(crate::external::intern(&spec.kind), disc, rng, warmup).with_checks(field, None));
+    }
     let model = find(QUEUES, &spec.kind, |m| m.name, &format!("{field}.kind"))?;
     let params = Params::resolve(field, model.params, &spec.params)?;
     let limit = model.params.iter().any(|p| p.name == "limit").then(|| params.size("limit"));
@@ -54,15 +58,19 @@ impl Simulation {
     /// Check `cfg` and make every part of the simulation; nothing is scheduled yet.
     fn assemble(cfg: &Config) -> Result<Simulation, ConfigError> {
         let node_names = check_run(cfg)?;
-        let links = build_links(cfg, &node_names)?;
+        let mut links = build_links(cfg, &node_names)?;
         let node_processing = build_processing(cfg)?;
         let routes = Routes::of(cfg);
         let FlowParts { flows, endpoints, endpoint_host, listeners } = build_flows(cfg, &node_names, &routes)?;
         let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(&links, b, "bottleneck")).transpose()?;
         let sampler = build_sampler(cfg, &links, &routes, &endpoints)?;
+        let pcap = build_pcap(cfg, &links, &flows)?;
         let jain_flows = check_jain_flows(cfg, flows.len())?;
         let (control, flow_control) = crate::ncs::build_loops(cfg)?;
 
+        // Disciplines that tell hosts apart (CAKE) learn each flow's two ends.
+        let flow_hosts: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
+        links.iter_mut().for_each(|l| l.queue.set_flow_hosts(&flow_hosts));
         let n_links = links.len();
         let inv = Invariants::new(&links);
         let prefetch_next = links.len() * std::mem::size_of::<LinkDir>() > PREFETCH_ABOVE_BYTES;
@@ -103,6 +111,7 @@ impl Simulation {
             event_log: cfg.trace.events.then(QueueEventLog::default),
             message_log: cfg.trace.messages.then(MessageLog::default),
             sampler,
+            pcap,
             bottleneck,
             jain_flows,
             control,
@@ -363,6 +372,27 @@ fn build_sampler(
     let counter_flows: Vec<u32> = if cfg.trace.flow_counters { (0..n_flows).collect() } else { Vec::new() };
     let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
     Ok(Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns }))
+}
+
+/// The packet captures of the link directions `trace.pcap` names, if it names any.
+fn build_pcap(cfg: &Config, links: &[LinkDir], flows: &[FlowInfo]) -> Result<Option<Box<Pcap>>, ConfigError> {
+    if cfg.trace.pcap.is_empty() {
+        return Ok(None);
+    }
+    let mut traced = Vec::with_capacity(cfg.trace.pcap.len());
+    for (i, name) in cfg.trace.pcap.iter().enumerate() {
+        let Some(l) = links.iter().position(|l| &l.name == name) else {
+            let allowed = listed(links.iter().map(|l| l.name.as_str()));
+            return Err(ConfigError::new(
+                format!("trace.pcap[{i}]"),
+                format!("no link direction '{name}'; link directions are named FROM->TO: {allowed}"),
+            ));
+        };
+        traced.push(l as u32);
+    }
+    let names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
+    let ends = flows.iter().map(|f| (f.src, f.dst)).collect();
+    Ok(Some(Box::new(Pcap::new(&names, &traced, ends))))
 }
 
 /// The flows Jain's index is taken over: those listed, each of which must exist, or all.

@@ -12,6 +12,7 @@ use crate::invariants::{self, Invariants};
 use crate::messages::{MessageEvent, MessageLedger};
 use crate::ncs::{ControlLoop, ControlTraceLog, Role};
 use crate::net::link::LinkDir;
+use crate::net::pcap::Pcap;
 use crate::net::processing::{self, Processing};
 use crate::net::route::{Routes, NO_ROUTE};
 use crate::packet::{Kind, OnWire, Packet, PacketPool, FLAG_LOST};
@@ -145,6 +146,9 @@ pub struct Simulation {
     /// Every application message, when the scenario asks for it.
     message_log: Option<MessageLog>,
     sampler: Option<Sampler>,
+    /// Packet captures of the link directions `trace.pcap` names (`net/pcap.rs`); `None`
+    /// without any, so that a run without captures tests one field per transmission.
+    pcap: Option<Box<Pcap>>,
     bottleneck: Option<u32>,
     jain_flows: Vec<u32>,
     /// Networked control loops, and per flow the loop and role it carries messages for.
@@ -301,6 +305,12 @@ impl Simulation {
     #[doc(hidden)]
     pub fn set_prefetch(&mut self, on: bool) {
         self.prefetch_next = on;
+    }
+
+    /// The packet captures (`trace.pcap`) so far: per traced link direction, by name, the
+    /// bytes of a pcap file (`net/pcap.rs`); empty without captures.
+    pub fn pcap(&self) -> BTreeMap<String, Vec<u8>> {
+        self.pcap.as_ref().map(|p| p.files()).unwrap_or_default()
     }
 
     /// Run to the end.
@@ -673,6 +683,10 @@ impl Simulation {
     /// discipline's line to find out).
     fn transmit(&mut self, l: usize, slot: u32, more: bool) {
         let now = self.now;
+        // The packet's first bit goes on the wire now: a traced link direction records it.
+        if let Some(pcap) = self.pcap.as_deref_mut() {
+            pcap.record(l, now, self.wire_packets.get(slot));
+        }
         let link = &mut self.links[l];
         let pkt = self.wire_packets.get(slot);
         let mut lost_datagram = None;

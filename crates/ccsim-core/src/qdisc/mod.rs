@@ -15,6 +15,7 @@
 //! the packets, their byte count and the packet or byte limit; the disciplines' tests share
 //! one kit (`testkit.rs`).
 
+pub mod cake;
 pub mod choke;
 pub mod codel;
 pub mod droptail;
@@ -176,6 +177,9 @@ pub trait QueueDisc: Send {
     }
     /// A requested wakeup is due.
     fn on_wakeup(&mut self, _ctx: &mut QdiscCtx) {}
+    /// The (source, destination) node of every flow, by flow index, given once when the
+    /// network is built, for a discipline that tells hosts apart (CAKE's host isolation).
+    fn set_flow_hosts(&mut self, _hosts: &[(u32, u32)]) {}
     /// A plain DropTail hands itself over so that the wrapper can call it directly (most
     /// queues of a large topology are DropTail; see [`Disc`]).
     fn take_droptail(&mut self) -> Option<droptail::DropTail> {
@@ -268,6 +272,7 @@ pub static QUEUES: &[QueueModel] = &[
     jersey_cw::MODEL,
     encn::MODEL,
     dualpi2::MODEL,
+    cake::MODEL,
 ];
 
 /// Statistics of a queue over the measured window (and whole-run totals for invariants).
@@ -503,6 +508,13 @@ impl Queue {
     /// When the discipline wants a wakeup.
     pub fn next_wakeup(&self) -> Option<Time> {
         self.disc.next_wakeup()
+    }
+
+    /// Give the discipline the (source, destination) node of every flow.
+    pub fn set_flow_hosts(&mut self, hosts: &[(u32, u32)]) {
+        if let Disc::Dyn(d) = &mut self.disc {
+            d.set_flow_hosts(hosts);
+        }
     }
 
     /// Run the discipline's wakeup.

@@ -99,9 +99,17 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
     let field = args.field;
     let mut tcp = TcpConfig::from_params(&args.params);
     let cc_spec = args.spec.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
-    let cc_model = crate::registry::find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
-    let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
-    let cc = (cc_model.build)(&cc_params, Rng::stream(args.seed, Stream::Cc(args.flow)));
+    let cc_rng = Rng::stream(args.seed, Stream::Cc(args.flow));
+    let cc = match &cc_spec.external {
+        Some(source) => {
+            crate::external::congestion_control(&cc_spec, source, &format!("{field}.cc"), args.flow, cc_rng)?
+        }
+        None => {
+            let cc_model = crate::registry::find(CCS, &cc_spec.kind, |m| m.name, &format!("{field}.cc.kind"))?;
+            let cc_params = Params::resolve(&format!("{field}.cc"), cc_model.params, &cc_spec.params)?;
+            (cc_model.build)(&cc_params, cc_rng)
+        }
+    };
     // What the algorithm needs from the connection: an ECN-driven algorithm turns ECN on (as
     // Linux's TCP_CONG_NEEDS_ECN), unless refused explicitly.
     let needs = cc.needs();
@@ -109,7 +117,7 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
         if args.spec.transport.params.get("ecn") == Some(&ParamValue::Bool(false)) {
             return Err(ConfigError::new(
                 format!("{field}.transport.ecn"),
-                format!("congestion control '{}' needs ECN; remove 'ecn = false'", cc_model.name),
+                format!("congestion control '{}' needs ECN; remove 'ecn = false'", cc.name()),
             ));
         }
         tcp.ecn = true;
@@ -117,6 +125,10 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
     // Pacing, for an algorithm built around it (Linux paces BBR by itself), unless refused.
     if needs.pacing && args.spec.transport.params.get("pacing") != Some(&ParamValue::Bool(false)) {
         tcp.pacing = true;
+    }
+    // ECT(1), for an algorithm that identifies itself as L4S (Prague), unless refused.
+    if needs.ect1 && args.spec.transport.params.get("ect1") != Some(&ParamValue::Bool(false)) {
+        tcp.ect1 = true;
     }
     if tcp.ect1 && !tcp.ecn {
         return Err(ConfigError::new(
@@ -185,6 +197,9 @@ pub enum EcnFeedback {
     /// RFC 8257 §3.2 (DCTCP): ECE reflects exactly the CE marks of the segments an ACK
     /// covers; a change of CE state sends an immediate ACK for the data before the change.
     Dctcp,
+    /// RFC 9768 (Accurate ECN): every ACK carries the count of CE-marked packets received,
+    /// modulo 8, in its ACE field (AE, CWR, ECE); see `receiver.rs` and the sender's decoding.
+    Accurate,
 }
 
 impl TcpConfig {

@@ -16,13 +16,24 @@
 //!   far goes out at once with the old state (Alizadeh et al. 2010 fig. 10, Linux
 //!   `dctcp_ece_ack_update`); then the state flips and the segment is handled as usual. CWR
 //!   is ignored.
+//! - RFC 9768 ([`EcnFeedback::Accurate`], Accurate ECN, chosen by Prague): the receiver counts
+//!   the CE-marked packets it receives (`r.cep`, starting at 5, §3.2.2.1) and every ACK
+//!   carries the count modulo 8 in its ACE field (AE, CWR, ECE; [`FLAG_AE`]). ACKs go out at
+//!   once for a CE-marked packet that follows one that was not (change-triggered, §3.2.2.5.1)
+//!   and when two CE marks have arrived since the last ACK (increment-triggered, §3.2.2.5.2,
+//!   n = 2 with data to acknowledge), so that the 3-bit counter cannot wrap between ACKs.
+//!   Not modelled: the handshake that negotiates AccECN (both ends are configured for it), the
+//!   AccECN TCP option with its byte counters (optional, §3.2.3), and feedback of ECT(0),
+//!   ECT(1) and Not-ECT counts.
 //! - ENCN (ccsim's carriage, see `qdisc/encn.rs`): FLAG_NC_ECHO on an ACK iff the latest data
 //!   segment received (the one that triggered the ACK) carried FLAG_NC.
 
 use super::{EcnFeedback, TcpConfig};
 use crate::endpoint::{Cx, Endpoint};
 use crate::invariants::DeliveryCheck;
-use crate::packet::{Ecn, Kind, Packet, SackBlock, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, MAX_SACK_BLOCKS};
+use crate::packet::{
+    Ecn, Kind, Packet, SackBlock, FLAG_AE, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, MAX_SACK_BLOCKS,
+};
 use crate::sim::time::Time;
 
 /// A TCP receiver.
@@ -46,6 +57,10 @@ pub struct TcpReceiver {
     ece: bool,
     /// The latest data segment carried FLAG_NC (ENCN).
     nc: bool,
+    /// Accurate ECN: CE-marked packets received, plus 5 (RFC 9768 `r.cep`), modulo 256.
+    r_cep: u8,
+    /// Accurate ECN: CE marks since the last ACK.
+    ce_unacked: u8,
     /// Debug builds: what reached the application (`invariants.rs`).
     delivery: DeliveryCheck,
 }
@@ -65,6 +80,8 @@ impl TcpReceiver {
             ts_recent: 0,
             ece: false,
             nc: false,
+            r_cep: 5,
+            ce_unacked: 0,
             delivery: DeliveryCheck::new(0),
         }
     }
@@ -108,7 +125,7 @@ impl TcpReceiver {
             ts: cx.now,
             ts_echo: self.ts_recent,
             window: self.cfg.rwnd as u32,
-            flags: (if self.ece { FLAG_ECE } else { 0 }) | (if self.nc { FLAG_NC_ECHO } else { 0 }),
+            flags: self.ecn_flags() | (if self.nc { FLAG_NC_ECHO } else { 0 }),
             ..Packet::default()
         });
         let pkt = cx.out.last_mut().expect("just pushed");
@@ -128,7 +145,19 @@ impl TcpReceiver {
         let sack_bytes = if pkt.sack_len > 0 { (2 + 8 * pkt.sack_len as u32).next_multiple_of(4) } else { 0 };
         pkt.size = self.cfg.header + sack_bytes;
         self.unacked_segments = 0;
+        self.ce_unacked = 0;
         self.delack_deadline = None;
+    }
+
+    /// The ECN flags of an ACK: ECE (RFC 3168, RFC 8257), or the ACE counter (RFC 9768).
+    fn ecn_flags(&self) -> u8 {
+        if self.cfg.ecn_feedback != EcnFeedback::Accurate {
+            return if self.ece { FLAG_ECE } else { 0 };
+        }
+        let ace = self.r_cep & 7;
+        (if ace & 1 != 0 { FLAG_ECE } else { 0 })
+            | (if ace & 2 != 0 { FLAG_CWR } else { 0 })
+            | (if ace & 4 != 0 { FLAG_AE } else { 0 })
     }
 }
 
@@ -138,6 +167,7 @@ impl Endpoint for TcpReceiver {
             return;
         }
         let ce = pkt.ecn == Ecn::Ce;
+        let mut ack_now = false;
         match self.cfg.ecn_feedback {
             EcnFeedback::Classic => {
                 if pkt.flags & FLAG_CWR != 0 {
@@ -154,6 +184,15 @@ impl Endpoint for TcpReceiver {
                     }
                     self.ece = ce;
                 }
+            }
+            EcnFeedback::Accurate => {
+                // `ece` holds whether the previous packet was CE (change-triggered ACKs).
+                if ce {
+                    self.r_cep = self.r_cep.wrapping_add(1);
+                    self.ce_unacked += 1;
+                    ack_now = !self.ece || self.ce_unacked >= 2;
+                }
+                self.ece = ce;
             }
         }
         self.nc = pkt.flags & FLAG_NC != 0;
@@ -190,7 +229,7 @@ impl Endpoint for TcpReceiver {
         cx.stats.delivered(cx.now, self.rcv_nxt - before, self.rcv_nxt - before - held);
         cx.messages.deliver_stream(cx.now, self.rcv_nxt);
         self.unacked_segments += 1;
-        if had_gap || self.unacked_segments >= self.cfg.delack_count || self.cfg.delack_timeout == 0 {
+        if had_gap || ack_now || self.unacked_segments >= self.cfg.delack_count || self.cfg.delack_timeout == 0 {
             self.send_ack(cx);
         } else if self.delack_deadline.is_none() {
             self.delack_deadline = Some(cx.now + self.cfg.delack_timeout);
@@ -323,6 +362,42 @@ mod tests {
         feed(&mut r, p, 8 + 200 * MS, &mut st);
         let a = feed(&mut r, nc(8), 9 + 200 * MS, &mut st);
         assert_eq!(a[0].flags & (FLAG_NC_ECHO | FLAG_ECE), FLAG_NC_ECHO | FLAG_ECE);
+    }
+
+    /// The ACE counter of an AccECN ACK (RFC 9768 §3.2.2: AE, CWR, ECE from high to low).
+    fn ace(a: &Packet) -> u8 {
+        (a.flags & FLAG_AE != 0) as u8 * 4 + (a.flags & FLAG_CWR != 0) as u8 * 2 + (a.flags & FLAG_ECE != 0) as u8
+    }
+
+    #[test]
+    fn accecn_counts_ce_packets_modulo_eight_from_five_and_acks_on_change_and_increment() {
+        let mut r = receiver(2);
+        r.cfg.ecn_feedback = EcnFeedback::Accurate;
+        let mut st = FlowStats::default();
+        // Unmarked pair: a delayed ACK with ACE = 5, the initial r.cep (RFC 9768 §3.2.2.1).
+        assert!(feed(&mut r, data(0, 1), 1, &mut st).is_empty());
+        let a = feed(&mut r, data(1, 1), 2, &mut st);
+        assert_eq!((a.len(), a[0].ack, ace(&a[0])), (1, 2000, 5));
+        // A CE mark after an unmarked packet: an ACK at once (change-triggered), ACE 6.
+        let a = feed(&mut r, ce(2), 3, &mut st);
+        assert_eq!((a.len(), a[0].ack, ace(&a[0])), (1, 3000, 6));
+        // Further marks: the first waits for its pair, the second completes it (two marks).
+        assert!(feed(&mut r, ce(3), 4, &mut st).is_empty());
+        let a = feed(&mut r, ce(4), 5, &mut st);
+        assert_eq!((a.len(), a[0].ack, ace(&a[0])), (1, 5000, 0));
+        // With delayed ACKs every 10 segments, two marks still force an ACK (increment-
+        // triggered, n = 2): the 3-bit counter never moves by more than 2 between ACKs.
+        r.cfg.delack_count = 10;
+        assert!(feed(&mut r, ce(5), 6, &mut st).is_empty());
+        let a = feed(&mut r, ce(6), 7, &mut st);
+        assert_eq!((a.len(), a[0].ack, ace(&a[0])), (1, 7000, 2));
+        assert!(feed(&mut r, data(7, 1), 8, &mut st).is_empty());
+        // Eight more marks, one ACK per two: the counter wraps and each ACK moves it by 2.
+        let mut seen = vec![];
+        for seg in 8..16 {
+            seen.extend(feed(&mut r, ce(seg), 9 + seg, &mut st).iter().map(ace));
+        }
+        assert_eq!(seen, vec![3, 5, 7, 1]);
     }
 
     fn dctcp_receiver(delack_count: i64) -> TcpReceiver {

@@ -15,7 +15,7 @@ from ...errors import ScenarioError
 from ...results.metrics import jain
 from ..smc.statistics import ALPHA, Difference, clip_interval, difference, holm, mean_ci
 from .objective import METRICS, Objective, format_value, metric_of
-from .run import CompareSpec, rerun_command
+from .run import CompareSpec, group_order, rerun_command
 
 
 def run_metrics(spec: CompareSpec, row: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -124,7 +124,7 @@ def analyse(spec: CompareSpec, objective: Objective, out: str | Path, table: Any
         rows.append(row)
     runs = pd.DataFrame(rows)
     metrics = [m for m in METRICS if m in runs.columns]
-    metrics += sorted(c for c in runs.columns if c.startswith("jain.") and c not in metrics)
+    metrics += sorted((c for c in runs.columns if c.startswith("jain.")), key=lambda c: group_order(c[5:]))
     for name in objective.weights:
         if name not in runs.columns or runs[name].isna().all():
             if name == "itae":

@@ -21,6 +21,9 @@ class Metric:
     # The values the metric can take; confidence intervals are clipped to them (a t interval
     # over few seeds reaches past them: Jain's index 0.51 ± 2.86 over 2 seeds).
     bounds: tuple[float, float] = (0.0, math.inf)
+    # Its column in the exported tables, named with its unit as the run results are
+    # (goodput_bps, p99_delay_s; ratios in 0..1 and counts have none).
+    column: str = ""
 
 
 UNIT_INTERVAL = (0.0, 1.0)
@@ -28,15 +31,15 @@ UNIT_INTERVAL = (0.0, 1.0)
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
-        Metric("utilization", "utilization", True, "%", False, UNIT_INTERVAL),
-        Metric("goodput", "goodput", True, "Mbps", True),
-        Metric("jain", "Jain", True, "", False, UNIT_INTERVAL),
-        Metric("jain_groups", "Jain within groups (mean)", True, "", False, UNIT_INTERVAL),
-        Metric("mean_delay", "mean queueing delay", False, "ms", True),
-        Metric("p99_delay", "p99 queueing delay", False, "ms", True),
-        Metric("drop_ratio", "drop ratio", False, "%", False, UNIT_INTERVAL),
-        Metric("retransmissions", "retransmissions", False, "", True),
-        Metric("itae", "ITAE", False, "", True),
+        Metric("utilization", "bottleneck utilization", True, "%", False, UNIT_INTERVAL, "utilization"),
+        Metric("goodput", "goodput", True, "Mbps", True, column="goodput_bps"),
+        Metric("jain", "Jain's index", True, "", False, UNIT_INTERVAL, "jain_index"),
+        Metric("jain_groups", "Jain's index within groups (mean)", True, "", False, UNIT_INTERVAL, "jain_index_groups"),
+        Metric("mean_delay", "mean queueing delay (one way)", False, "ms", True, column="mean_delay_s"),
+        Metric("p99_delay", "p99 queueing delay (one way)", False, "ms", True, column="p99_delay_s"),
+        Metric("drop_ratio", "drop probability", False, "%", False, UNIT_INTERVAL, "drop_ratio"),
+        Metric("retransmissions", "retransmitted segments", False, "", True, column="retransmissions"),
+        Metric("itae", "ITAE", False, "", True, column="itae"),
     )
 }
 
@@ -60,7 +63,7 @@ def metric_of(name: str) -> Metric:
     if name in METRICS:
         return METRICS[name]
     if name.startswith("jain."):
-        return Metric(name, f"Jain in {name[5:]}", True, "", False, UNIT_INTERVAL)
+        return Metric(name, f"Jain's index in {name[5:]}", True, "", False, UNIT_INTERVAL, f"jain_index.{name[5:]}")
     raise KeyError(name)
 
 

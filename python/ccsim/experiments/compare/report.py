@@ -8,6 +8,7 @@ import base64
 import io
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,36 +19,162 @@ from .objective import format_value, metric_of
 from .run import compare_command, rerun_command
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """How the terminal table shows a metric: a header saying what it is and its unit, on
+    narrow lines, and the factor from the metric's value (SI, ratios in 0..1) to that unit."""
+
+    header: str
+    factor: float
+    digits: int | None  # decimals; None: 4 significant digits
+
+
+_SHOWN: dict[str, _Shown] = {
+    "utilization": _Shown("link\nutilized\n%", 100.0, 1),
+    "goodput": _Shown("goodput\nall flows\nMbit/s", 1e-6, 2),
+    "jain": _Shown("Jain's\nindex\n(0-1)", 1.0, 3),
+    "jain_groups": _Shown("Jain's\nindex in\ngroups\n(0-1)", 1.0, 3),
+    "mean_delay": _Shown("mean\nqueueing\ndelay ms\none-way", 1e3, 2),
+    "p99_delay": _Shown("p99\nqueueing\ndelay ms\none-way", 1e3, 2),
+    "drop_ratio": _Shown("packets\ndropped\n%", 100.0, 2),
+    "retransmissions": _Shown("retrans-\nmitted\nsegments", 1.0, 0),
+    "itae": _Shown("ITAE\n(control\nloops)", 1.0, None),
+}
+# Which metrics a narrow terminal keeps, after those of the objective.
+_KEPT_FIRST = ("jain", "p99_delay", "utilization", "mean_delay", "jain_groups", "drop_ratio", "retransmissions", "itae")
+# The terminal table needs at least this many metric columns; narrower, one block per combination.
+_MIN_TABLE_METRICS = 2
+
+
 def print_table(cmp: Comparison, console: Any) -> None:
-    from rich.markup import escape
+    """The ranking in the console's width: every metric with its 95 % interval when that fits
+    (about 150 columns, all metrics of any objective within 200); else means only; else, keeping
+    the objective's metrics first, as many columns as fit, the others named below it; narrower
+    than a table of two metrics, one block of lines per combination."""
+    from rich.text import Text
+
+    shown = _terminal_metrics(cmp)
+    console.print(Text(f"{Path(cmp.spec.file).name}: ranked by {cmp.objective.describe()}", style="bold"))
+    full = _ranking_table(cmp, shown, with_ci=True)
+    full_width = _width(console, full)
+    layouts = [(shown, True, full)] + [(shown[:n], False, None) for n in range(len(shown), _MIN_TABLE_METRICS - 1, -1)]
+    for metrics, with_ci, table in layouts:
+        kept = [m for m in shown if m in metrics]  # the table's order, not the priority's
+        table = table or _ranking_table(cmp, kept, with_ci)
+        if _width(console, table) <= console.width:
+            console.print(table)
+            for line in _notes(cmp, kept, shown, with_ci, full_width):
+                console.print(Text(line))
+            return
+    _print_blocks(cmp, shown, console)
+
+
+def _terminal_metrics(cmp: Comparison) -> list[str]:
+    """The metrics the terminal shows, in the order they are kept when columns must go: the
+    objective's (by weight), its constraints', then ``_KEPT_FIRST``. Goodput only when the
+    objective names it; Jain's index per group is left to the report and the CSV."""
+    named = sorted(cmp.objective.weights, key=lambda m: -cmp.objective.weights[m])
+    named += [c.metric for c in cmp.objective.constraints]
+    order = [m for m in dict.fromkeys([*named, *_KEPT_FIRST]) if m in _SHOWN and m in cmp.metrics]
+    return order
+
+
+def _width(console: Any, table: Any) -> int:
+    """The columns ``table`` takes without wrapping a cell (the console's own width aside)."""
+    return int(console.measure(table, options=console.options.update(max_width=100_000)).maximum)
+
+
+def _ranking_table(cmp: Comparison, chosen: list[str], with_ci: bool) -> Any:
+    """The ranking with the ``chosen`` metrics (in ``_SHOWN``'s order), with intervals or not."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    short = {
-        "utilization": "util",
-        "jain": "Jain",
-        "jain_groups": "Jain in groups",
-        "mean_delay": "delay",
-        "p99_delay": "p99 delay",
-        "drop_ratio": "drops",
-        "retransmissions": "retx",
-        "itae": "ITAE",
-    }
-    shown = [m for m in short if m in cmp.metrics]
-    t = Table(
-        title=escape(
-            f"{Path(cmp.spec.file).name}: {cmp.objective.describe()} ({cmp.spec.seeds} seeds, "
-            "mean ± 95 % CI; [low, high] where the metric's range clips it)"
-        )
-    )
-    for col in ["rank", "tier", "cc", "queue", "score"] + [short[m] for m in shown]:
-        t.add_column(col, justify="right" if col not in ("cc", "queue") else "left")
+    metrics = [m for m in _SHOWN if m in chosen]
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    t.add_column("rank", justify="right")
+    t.add_column("tier", justify="right")
+    t.add_column("cc+queue", justify="left")
+    t.add_column("score", justify="right")
+    for m in metrics:
+        t.add_column(_SHOWN[m].header, justify="right")
     for _, row in cmp.table.iterrows():
         tier = str(int(row["tier"])) if row["tier"] is not None and not pd_isna(row["tier"]) else "-"
-        cells = [str(row["rank"]), tier, row["cc"], row["queue"], _pm(row, "score", raw=True)]
-        cells += [_pm(row, m) for m in shown]
+        score = _pm(row, "score", raw=True) if with_ci else _number_of(row.get("score_mean"), None, 3)
+        cells = [str(row["rank"]), tier, f"{row['cc']}+{row['queue']}", score]
+        cells += [_shown_cell(row, m, with_ci) for m in metrics]
         t.add_row(*[Text(c) for c in cells], style=None if row["feasible"] else "dim")
-    console.print(t)
+    return t
+
+
+def _number_of(value: Any, shown: _Shown | None, digits: int | None) -> str:
+    if value is None or pd_isna(value):
+        return "-"
+    value = float(value) * (shown.factor if shown else 1.0)
+    return f"{value:.4g}" if digits is None else f"{value:.{digits}f}"
+
+
+def _shown_cell(row: Any, metric: str, with_ci: bool) -> str:
+    """A metric's cell in the unit of its header: the mean, with its interval: ``± half``, or
+    ``[low, high]`` where the metric's range clips it."""
+    shown = _SHOWN[metric]
+    mean = row.get(f"{metric}_mean")
+    text = _number_of(mean, shown, shown.digits)
+    half = row.get(f"{metric}_ci95")
+    if not with_ci or text == "-" or half is None or pd_isna(half):
+        return text
+    lo, hi = row.get(f"{metric}_ci95_lo"), row.get(f"{metric}_ci95_hi")
+    if lo is not None and hi is not None and not pd_isna(lo) and (lo > mean - half or hi < mean + half):
+        return f"{text} [{_number_of(lo, shown, shown.digits)}, {_number_of(hi, shown, shown.digits)}]"
+    return f"{text} ± {_number_of(half, shown, shown.digits)}"
+
+
+def _notes(cmp: Comparison, kept: list[str], shown: list[str], with_ci: bool, full_width: int) -> list[str]:
+    """What the table's values are, what it leaves out, and where to find that."""
+    seeds = f"{cmp.spec.seeds} seed{'s' if cmp.spec.seeds != 1 else ''}"
+    if cmp.spec.seeds < 2:
+        values = "One seed: its values, without intervals."
+    elif with_ci:
+        values = f"Mean ± 95 % interval over {seeds} ([low, high]: clipped to the metric's range)."
+    else:
+        values = (
+            f"Mean over {seeds}; the 95 % intervals are in comparison.csv, report.html, and this table "
+            f"at {full_width} columns (COLUMNS={full_width})."
+        )
+    lines = [
+        f"{values} Tier: combinations that the seeds cannot separate share one. Score: the objective, higher is better."
+    ]
+    queue = cmp.spec.bottleneck
+    meanings = {
+        "utilization": f"Link utilized: the share of the bottleneck {queue}'s rate that was used.",
+        "jain": "Jain's index of the flows' goodputs: 1 when all are equal.",
+        "mean_delay": f"Queueing delay: the time a packet waits in the bottleneck queue {queue}, one way (not an RTT).",
+        "drop_ratio": "Packets dropped: the share of the packets arriving at that queue that it drops.",
+    }
+    explained = {*kept, "mean_delay"} if "p99_delay" in kept else set(kept)
+    lines += [text for metric, text in meanings.items() if metric in explained]
+    left = [metric_of(m).title for m in shown if m not in kept]
+    groups = cmp.spec.groups
+    if groups:
+        names = ", ".join(groups) if len(groups) <= 4 else f"{groups[0]} .. {groups[-1]}"
+        left.append(f"Jain's index in each of the {len(groups)} flow groups ({names})")
+    if left:
+        lines.append(f"Not shown here: {'; '.join(left)}: see comparison.csv and report.html.")
+    return lines
+
+
+def _print_blocks(cmp: Comparison, shown: list[str], console: Any) -> None:
+    """One block per combination, a line per metric: for terminals too narrow for a table."""
+    from rich.text import Text
+
+    for _, row in cmp.table.iterrows():
+        tier = str(int(row["tier"])) if row["tier"] is not None and not pd_isna(row["tier"]) else "-"
+        style = "" if row["feasible"] else "dim"
+        head = f"{row['rank']}. {row['cc']}+{row['queue']} (tier {tier}): score {_pm(row, 'score', raw=True)}"
+        console.print(Text(head, style=style))
+        for m in [m for m in _SHOWN if m in shown]:
+            console.print(Text(f"   {metric_of(m).title}: {_pm(row, m)}", style=style))
+    console.print(Text(f"Mean ± 95 % interval over {cmp.spec.seeds} seeds; queueing delays are one way (not RTTs)."))
 
 
 def _pm(row: Any, metric: str, raw: bool = False) -> str:
@@ -194,6 +321,39 @@ def _trace_figure(cmp: Comparison, out: Path, top: int = 3) -> str | None:
     return _png(fig)
 
 
+# The per-combination statistics of a metric: suffix in the analysis, suffix in the files.
+_STATISTICS = (
+    ("_mean", ""),
+    ("_sd", "_sd"),
+    ("_ci95", "_ci95_half"),
+    ("_ci95_lo", "_ci95_lo"),
+    ("_ci95_hi", "_ci95_hi"),
+)
+
+
+def exported_tables(cmp: Comparison) -> tuple[Any, Any]:
+    """The ranking (one row per combination) and the runs (one row per run) as the files
+    have them: each metric's column named with its unit (``p99_delay_s``, ``goodput_bps``; ratios
+    in 0..1 and counts as they are), the mean over seeds under that name, its standard
+    deviation ``_sd``, the half-width of its 95 % interval ``_ci95_half`` and the interval
+    ``_ci95_lo`` / ``_ci95_hi``; ranking columns first."""
+    columns = {m: metric_of(m).column or m for m in cmp.metrics} | {"score": "score"}
+    renamed = {f"{m}{old}": f"{name}{new}" for m, name in columns.items() for old, new in _STATISTICS}
+    # The test against the best is of the scores: its difference says so.
+    renamed |= {
+        "vs_best_diff": "vs_best_score_diff",
+        "vs_best_ci95_lo": "vs_best_score_diff_ci95_lo",
+        "vs_best_ci95_hi": "vs_best_score_diff_ci95_hi",
+    }
+    table = cmp.table.rename(columns=renamed)
+    first = ["rank", "tier", "cc", "queue", "seeds", "feasible", "violated"]
+    stats = [renamed[f"{m}{old}"] for m in ["score", *cmp.metrics] for old, _ in _STATISTICS]
+    rest = [c for c in table.columns if c not in first and c not in stats and c != "command"]
+    table = table[[c for c in [*first, *stats, *rest, "command"] if c in table.columns]]
+    runs = cmp.runs.rename(columns=columns)
+    return table, runs
+
+
 def write_report(cmp: Comparison, out: str | Path) -> list[Path]:
     """``report.html`` (self-contained: inline CSS, figures as base64 PNG, one inline script
     that only counts the decoded figures), ``comparison.parquet``/``.csv`` (one row per
@@ -201,10 +361,11 @@ def write_report(cmp: Comparison, out: str | Path) -> list[Path]:
     and ``compare.json``."""
     out = Path(out)
     written = []
-    cmp.table.to_parquet(out / "comparison.parquet", index=False)
-    cmp.table.to_csv(out / "comparison.csv", index=False)
-    cmp.runs.to_parquet(out / "runs_metrics.parquet", index=False)
-    cmp.runs.to_csv(out / "runs_metrics.csv", index=False)
+    table, runs = exported_tables(cmp)
+    table.to_parquet(out / "comparison.parquet", index=False)
+    table.to_csv(out / "comparison.csv", index=False)
+    runs.to_parquet(out / "runs_metrics.parquet", index=False)
+    runs.to_csv(out / "runs_metrics.csv", index=False)
     written += [out / n for n in ("comparison.parquet", "comparison.csv", "runs_metrics.parquet", "runs_metrics.csv")]
     best = cmp.best()
     info = {

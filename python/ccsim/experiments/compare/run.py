@@ -8,7 +8,7 @@ import copy
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,9 @@ from ...scenario.overrides import apply_overrides
 from ...scenario.schema import from_dict, read_toml
 from .objective import Objective
 
-# The papers' queue disciplines (ANCE: DT, RED, CoDel, PIE; Piotrowska: DT, PIE, CoDel).
-DEFAULT_QUEUES = ("droptail", "red", "codel", "pie")
+# The papers' queue disciplines (ANCE: DT, RED, CoDel, PIE; Piotrowska: DT, PIE, CoDel), then
+# the flow-queueing ones deployed today and the L4S DualQ (RFC 9332).
+DEFAULT_QUEUES = ("droptail", "red", "codel", "pie", "fq_codel", "fq_pie", "cake", "dualpi2")
 # Reno differs from NewReno only without SACK (it needs sack = false).
 RENO_NEEDS_NO_SACK = "reno"
 
@@ -43,12 +44,41 @@ class CompareSpec:
     has_control: bool
     notes: list[str]
     master_seed: int = 0
+    partners: dict[str, list[str]] = field(default_factory=dict)
+    """Congestion controls that need particular queue disciplines (the registry's
+    partner_queues, e.g. Prague an L4S queue): they run with those only."""
 
     def queue_label(self, queue: Any) -> str:
         return queue if isinstance(queue, str) else str(queue.get("kind"))
 
     def combinations(self) -> list[tuple[str, Any]]:
-        return [(cc, q) for cc in self.ccs for q in self.queues]
+        return [
+            (cc, q)
+            for cc in self.ccs
+            for q in self.queues
+            if cc not in self.partners or self.queue_label(q) in self.partners[cc]
+        ]
+
+
+# A number in a label, with the time unit that may follow it (rtt500us, rtt10ms, rtt1.5s).
+_NUMBER = re.compile(r"(\d+(?:\.\d+)?)(?:(ns|us|µs|μs|ms|s|min)(?![A-Za-z]))?")
+_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
+
+
+def group_order(label: str) -> tuple[Any, ...]:
+    """Sort key of flow group labels by their numbers, not as text: ``rtt10ms`` before
+    ``rtt100ms``, ``rtt500us`` before ``rtt1ms``, ``g9`` before ``g10``."""
+    key: list[tuple[int, Any]] = []
+    at = 0
+    for match in _NUMBER.finditer(label):
+        if match.start() > at:
+            key.append((0, label[at : match.start()].lower()))
+        unit = match.group(2)
+        key.append((1, float(match.group(1)) * (_SECONDS[unit] if unit else 1.0)))
+        at = match.end()
+    if at < len(label):
+        key.append((0, label[at:].lower()))
+    return (*key, (2, label))
 
 
 def _queue_table(base: Any, kind: str, registry: Any) -> dict[str, Any]:
@@ -153,6 +183,7 @@ def prepare(
         raise ScenarioError(file, "--queue", "give at least one queue discipline")
     for name in queue_names:
         _check_model(registry, "queue", name, file, "--queue")
+    partners: dict[str, list[str]] = {}
     if ccs is None:
         # Congestion controls that need a queue discipline of their own (the registry's
         # partner_queues) are left out unless one of those is compared.
@@ -171,6 +202,13 @@ def prepare(
             raise ScenarioError(file, "--cc", "give at least one congestion control")
         for name in ccs:
             _check_model(registry, "cc", name, file, "--cc")
+    for name in ccs:
+        needs = registry.model("cc", name).partner_queues
+        if needs:
+            partners[name] = [q for q in queue_names if q in needs]
+            if not partners[name]:
+                wanted = " or ".join(repr(q) for q in needs)
+                raise ScenarioError(file, "--cc", f"{name} needs queue {wanted} at the bottleneck; add it to --queue")
     if len(set(ccs)) != len(ccs) or len(set(queue_names)) != len(queue_names):
         raise ScenarioError(file, "--cc" if len(set(ccs)) != len(ccs) else "--queue", "a name is listed twice")
 
@@ -204,12 +242,13 @@ def prepare(
         cc_keys = ["flows.cc"]
     else:
         cc_keys = [f"flows[{i}].cc" for i in tcp_flows]
-    # Jain within a group says something only when the group has two flows or more.
+    # Jain within a group says something only when the group has two flows or more. The
+    # groups are the compiled flows' (a table over several pairs is grouped by RTT).
     sizes: dict[str, int] = {}
-    for f in flows:
-        if f.get("group"):
-            sizes[f["group"]] = sizes.get(f["group"], 0) + int(f.get("count", 1))
-    groups = sorted(g for g, n in sizes.items() if n >= 2)
+    for group in scenario.flow_groups():
+        if group:
+            sizes[group] = sizes.get(group, 0) + 1
+    groups = sorted((g for g, n in sizes.items() if n >= 2), key=group_order)
     return CompareSpec(
         file=file,
         scenario=Path(file).resolve(),
@@ -225,6 +264,7 @@ def prepare(
         has_control=bool(config.get("control")),
         notes=notes,
         master_seed=master_seed,
+        partners=partners,
     )
 
 

@@ -22,6 +22,7 @@ pub mod encn;
 pub mod hystart;
 pub mod jersey;
 pub mod newreno;
+pub mod prague;
 pub mod reno;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -118,6 +119,9 @@ pub struct Ack {
     pub size: u32,
     /// The ACK carried the ENCN non-congestion echo (`FLAG_NC_ECHO`, see `qdisc/encn.rs`).
     pub nc_echo: bool,
+    /// Accurate ECN feedback ([`EcnFeedback::Accurate`]): CE-marked packets newly reported by
+    /// this ACK (the change of its ACE counter); 0 under the other feedback schemes.
+    pub ce_packets: u32,
 }
 
 /// A delivery-rate sample, taken by the sender on every ACK for an algorithm that owns its
@@ -200,6 +204,9 @@ pub struct TransportNeeds {
     /// Transmissions are paced (`pacing = true`) unless the flow sets `pacing = false`: the
     /// algorithm is built around a pacing rate (BBR; Linux paces it without fq since 4.13).
     pub pacing: bool,
+    /// Data is sent as ECT(1), the L4S identifier (RFC 9331 §5.1), unless the flow sets
+    /// `ect1 = false` (Prague).
+    pub ect1: bool,
 }
 
 /// A congestion-control algorithm.
@@ -311,6 +318,7 @@ pub static CCS: &[CcModel] = &[
     ance::MODEL,
     encn::MODEL,
     bbr::MODEL,
+    prague::MODEL,
 ];
 
 /// Reno's additive increase, shared by the loss-based algorithms: slow start grows by the
@@ -350,6 +358,8 @@ mod tests {
             assert_eq!(needs.ecn_feedback == EcnFeedback::Dctcp, m.doc.contains("RFC 8257 §3.2 ACKs"), "{}", m.name);
             assert_eq!(needs.loss_notice, m.doc.contains("routers return"), "{}", m.name);
             assert_eq!(needs.pacing, m.doc.contains("paced (implied"), "{}", m.name);
+            assert_eq!(needs.ect1, m.doc.contains("ECT(1) (implied"), "{}", m.name);
+            assert_eq!(needs.ecn_feedback == EcnFeedback::Accurate, m.doc.contains("AccECN"), "{}", m.name);
         }
     }
 }

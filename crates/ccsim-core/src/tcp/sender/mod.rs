@@ -41,7 +41,15 @@
 //!   retransmissions are sent Not-ECT (§6.1.5).
 //! - RFC 9331 §5.1: with `ect1`, ECN-capable data carries ECT(1), the L4S identifier, so that
 //!   an L4S queue (DualPI2) classifies it as scalable; the feedback and the reaction are the
-//!   congestion control's (DCTCP's, until TCP Prague with Accurate ECN exists).
+//!   congestion control's (DCTCP's or Prague's).
+//! - RFC 9768 (Accurate ECN, for algorithms that ask for it, Prague): the sender decodes the
+//!   ACE counter of every ACK against its own count (`s.cep`, from 5) and reports the change,
+//!   the CE-marked packets newly fed back, to the algorithm ([`Ack::ce_packets`]); a change
+//!   counts as an ECN-Echo for the once-per-window reaction, and no CWR is sent (the flag is
+//!   part of the ACE field). The counter is read modulo 8 without the safety heuristics of
+//!   RFC 9768 Appendix A.2: the receiver's increment-triggered ACKs keep it from wrapping
+//!   between two ACKs, and ACKs are neither lost on the way back nor reordered unless the
+//!   return path drops them.
 //! - E-DCTCP explicit loss notifications (`cc/edctcp.rs`), for algorithms that ask for them:
 //!   data carries `FLAG_LN`; a notice for a segment marks it lost at once, starts a recovery
 //!   episode (once per window, as a fast retransmit would) and makes it eligible for
@@ -79,11 +87,11 @@ use std::collections::VecDeque;
 use super::cc::{Ack, CcState, CongestionControl, FastRecovery};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
-use super::TcpConfig;
+use super::{EcnFeedback, TcpConfig};
 use crate::app::{Application, Socket};
 use crate::endpoint::{Cx, Endpoint};
 use crate::messages::MessageLedger;
-use crate::packet::{Ecn, Kind, Packet, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST, FLAG_NC, FLAG_NC_ECHO};
+use crate::packet::{Ecn, Kind, Packet, FLAG_AE, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST, FLAG_NC, FLAG_NC_ECHO};
 use crate::results::FlowResult;
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::Time;
@@ -148,6 +156,8 @@ pub struct TcpSender {
     /// When the window was last reduced (recovery entry, ECE, timeout).
     reduced_at: Time,
     cwr_pending: bool,
+    /// Accurate ECN: the CE-marked packets fed back so far, plus 5 (RFC 9768 `s.cep`).
+    s_cep: u8,
     /// Earliest end of a retransmission hold (E-DCTCP backoff), if any is pending.
     hold_expiry: Option<Time>,
     /// The flow's random stream (E-DCTCP backoff draws).
@@ -224,6 +234,7 @@ impl TcpSender {
             ecn_recover: 0,
             reduced_at: 0,
             cwr_pending: false,
+            s_cep: 5,
             hold_expiry: None,
             rng: Rng::stream(0, Stream::Flow(flow)),
             reno_recovery,
@@ -406,7 +417,16 @@ impl TcpSender {
         let now = cx.now;
         self.rwnd = pkt.window as u64;
         let ack = pkt.ack.min(self.snd_nxt);
-        let ece = self.cfg.ecn && pkt.flags & FLAG_ECE != 0;
+        let (ece, ce_packets) = if self.cfg.ecn_feedback == EcnFeedback::Accurate {
+            let ace = (pkt.flags & FLAG_AE != 0) as u8 * 4
+                + (pkt.flags & FLAG_CWR != 0) as u8 * 2
+                + (pkt.flags & FLAG_ECE != 0) as u8;
+            let delta = ace.wrapping_sub(self.s_cep) & 7;
+            self.s_cep = self.s_cep.wrapping_add(delta);
+            (self.cfg.ecn && delta > 0, delta as u32)
+        } else {
+            (self.cfg.ecn && pkt.flags & FLAG_ECE != 0, 0)
+        };
         if self.owns_window() {
             self.rate_begin_ack(pkt);
         }
@@ -438,7 +458,7 @@ impl TcpSender {
             .filter(|s| !s.ever_retx && !s.sacked && s.xmit_time <= now)
             .map(|s| now - s.xmit_time);
         let nc_echo = pkt.flags & FLAG_NC_ECHO != 0;
-        let info = Ack { acked, rtt, ece, size: pkt.size, nc_echo, rtt_last };
+        let info = Ack { acked, rtt, ece, size: pkt.size, nc_echo, rtt_last, ce_packets };
         self.sync_state(now);
         self.cc.on_ack_received(&self.st, &info);
 

@@ -162,7 +162,8 @@ impl TcpSender {
         }
         self.ecn_recover = self.snd_nxt;
         self.reduced_at = cx.now;
-        self.cwr_pending = true;
+        // Accurate ECN has no CWR signal: the flag belongs to the ACE field.
+        self.cwr_pending = self.cfg.ecn_feedback != super::super::EcnFeedback::Accurate;
         cx.stats.count(cx.now, |s| &mut s.ecn_reductions);
     }
 

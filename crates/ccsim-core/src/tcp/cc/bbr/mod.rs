@@ -136,15 +136,17 @@ use super::{Ack, CaState, CcModel, CcState, Congestion, CongestionControl, RateS
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::rng::{Rng, Stream};
-use crate::sim::time::{Time, MS, SEC, US};
+use crate::sim::time::{Time, MS, SEC};
 
 mod filter;
 mod policer;
+pub(crate) mod shared;
 #[cfg(test)]
 mod tests;
 mod window;
 
 use filter::MaxFilter;
+use shared::{AckAggregation, Pacing, ProbeRttMark};
 
 /// Startup pacing and cwnd gain, 2/ln 2 (draft-00 `BBRHighGain`, Linux `bbr_high_gain`).
 pub const HIGH_GAIN: f64 = 2.885;
@@ -161,14 +163,14 @@ pub const PACING_MARGIN: f64 = 0.99;
 /// Smallest window, and the ProbeRTT window, in packets (Linux `bbr_cwnd_min_target`).
 pub const CWND_MIN_TARGET: u64 = 4;
 /// Window without an RTT sample, and the Startup growth allowance (Linux `TCP_INIT_CWND`).
-const INIT_CWND: u64 = 10;
+pub(crate) const INIT_CWND: u64 = 10;
 /// Below this pacing rate the send quantum is 1 segment (Linux `bbr_min_tso_rate`,
 /// 1.2 Mbit/s), in bytes per second.
 const MIN_TSO_RATE: f64 = 1_200_000.0 / 8.0;
 /// The send quantum covers `rate >> sk_pacing_shift` bytes (default shift 10: ~1 ms).
-const PACING_SHIFT_DIV: f64 = 1024.0;
+pub(crate) const PACING_SHIFT_DIV: f64 = 1024.0;
 /// Largest send quantum in bytes: `GSO_MAX_SIZE - 1 - MAX_TCP_HEADER` (MAX_TCP_HEADER 320).
-const GSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
+pub(crate) const GSO_MAX_BYTES: u64 = 65_536 - 1 - 320;
 /// Largest send quantum in segments (Linux `bbr_tso_segs_goal`: `0x7F`).
 const MAX_TSO_SEGS: u64 = 0x7F;
 /// Long-term sampling: fewest rounds in an interval (`bbr_lt_intvl_min_rtts`).
@@ -182,13 +184,13 @@ const LT_BW_DIFF: f64 = 4000.0 / 8.0;
 /// Long-term sampling: use `lt_bw` for this many ProbeBW rounds (`bbr_lt_bw_max_rtts`).
 const LT_BW_MAX_RTTS: u32 = 48;
 /// ACK aggregation: gain on `extra_acked` (`bbr_extra_acked_gain` = 1.0).
-const EXTRA_ACKED_GAIN: f64 = 1.0;
+pub(crate) const EXTRA_ACKED_GAIN: f64 = 1.0;
 /// ACK aggregation: rounds per window of the two-window max (`bbr_extra_acked_win_rtts`).
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+pub(crate) const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 /// ACK aggregation: epochs restart past this many packets (`bbr_ack_epoch_acked_reset_thresh`).
-const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
+pub(crate) const ACK_EPOCH_ACKED_RESET_PKTS: u64 = 1 << 20;
 /// ACK aggregation: at most this long at `bw` is added to cwnd (`bbr_extra_acked_max_us`).
-const EXTRA_ACKED_MAX: Time = 100 * MS;
+pub(crate) const EXTRA_ACKED_MAX: Time = 100 * MS;
 
 /// Declared parameters (Linux defaults).
 pub static PARAMS: &[ParamSpec] = &[
@@ -279,13 +281,13 @@ pub enum Mode {
 }
 
 /// True in fast recovery or after a timeout (Linux `state >= TCP_CA_Recovery`).
-fn recovering(s: CaState) -> bool {
+pub(crate) fn recovering(s: CaState) -> bool {
     s != CaState::Open
 }
 
 /// `ceil(x)` for a packet count computed in floating point, without turning an exact
 /// product that picked up rounding noise (100.000000000001) into one packet more.
-fn ceil_packets(x: f64) -> u64 {
+pub(crate) fn ceil_packets(x: f64) -> u64 {
     (x - 1e-9).ceil().max(0.0) as u64
 }
 
@@ -334,7 +336,7 @@ pub struct Bbr {
     probe_rtt_round_done: bool,
     /// Packets sent with `prior_delivered` in this range count as app-limited (the ProbeRTT
     /// `tp->app_limited` mark; module header).
-    probe_rtt_mark: Option<(u64, u64)>,
+    probe_rtt_mark: ProbeRttMark,
     /// `ca_state` on the previous ACK (`prev_ca_state`).
     prev_ca_state: CaState,
     /// First round of recovery (`packet_conservation`).
@@ -351,9 +353,8 @@ pub struct Bbr {
     /// Bandwidth at the last round that grew it by `full_bw_thresh` (`full_bw`).
     full_bw: f64,
     full_bw_cnt: u32,
-    has_seen_rtt: bool,
-    /// Current pacing rate, bytes per second (`sk_pacing_rate`); `None` before start.
-    pacing: Option<f64>,
+    /// Current pacing rate (`sk_pacing_rate`).
+    pacing: Pacing,
     // Long-term (policer) sampling.
     lt_is_sampling: bool,
     lt_rtt_cnt: u32,
@@ -362,12 +363,8 @@ pub struct Bbr {
     lt_last_delivered: u64,
     lt_last_stamp_ms: u64,
     lt_last_lost: u64,
-    // ACK aggregation.
-    ack_epoch_mstamp: Time,
-    ack_epoch_acked: u64,
-    extra_acked: [u64; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK aggregation.
+    aggregation: AckAggregation,
 }
 
 impl Default for Bbr {
@@ -407,7 +404,7 @@ impl Bbr {
             min_rtt_stamp: 0,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
-            probe_rtt_mark: None,
+            probe_rtt_mark: ProbeRttMark::default(),
             prev_ca_state: CaState::Open,
             packet_conservation: false,
             idle_restart: false,
@@ -418,8 +415,7 @@ impl Bbr {
             full_bw_reached: false,
             full_bw: 0.0,
             full_bw_cnt: 0,
-            has_seen_rtt: false,
-            pacing: None,
+            pacing: Pacing::new(high_gain),
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
             lt_use_bw: false,
@@ -427,11 +423,7 @@ impl Bbr {
             lt_last_delivered: 0,
             lt_last_stamp_ms: 0,
             lt_last_lost: 0,
-            ack_epoch_mstamp: 0,
-            ack_epoch_acked: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggregation: AckAggregation::default(),
         }
     }
 
@@ -493,7 +485,7 @@ impl Bbr {
         }
         self.started = true;
         self.min_rtt_stamp = st.now;
-        self.ack_epoch_mstamp = st.now;
+        self.aggregation.restart(st.now);
         self.delivered_mstamp = st.now;
         self.last_delivered = st.delivered;
         self.init_pacing_rate_from_rtt(st);
@@ -575,26 +567,16 @@ impl Bbr {
         if EXTRA_ACKED_GAIN <= 0.0 || rs.newly_acked == 0 || rs.interval == 0 || rs.delivered == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
-        let mut expected = (self.bw() * epoch as f64 / SEC as f64).floor() as u64;
-        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.newly_acked >= ACK_EPOCH_ACKED_RESET_PKTS * mss
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.newly_acked).min(0xFFFFF * mss);
-        let extra = self.ack_epoch_acked.saturating_sub(expected).min(st.cwnd);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        *slot = (*slot).max(extra);
+        let bw = self.bw();
+        self.aggregation.update(
+            self.round_start,
+            EXTRA_ACKED_WIN_RTTS,
+            bw,
+            self.delivered_mstamp,
+            rs.newly_acked,
+            st.cwnd,
+            mss,
+        );
     }
 
     /// `bbr_check_full_bw_reached`.
@@ -649,14 +631,12 @@ impl Bbr {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(st.cwnd);
             self.probe_rtt_done = None;
-            self.probe_rtt_mark = Some((st.delivered, st.delivered));
+            self.probe_rtt_mark.begin(st.delivered);
         }
         if self.mode == Mode::ProbeRtt {
             // Linux marks the connection app-limited so that ProbeRTT's low-rate samples stay
             // out of the bandwidth filter (module header).
-            if let Some((from, _)) = self.probe_rtt_mark {
-                self.probe_rtt_mark = Some((from, (st.delivered + st.bytes_in_flight).max(1)));
-            }
+            self.probe_rtt_mark.extend(st.delivered, st.bytes_in_flight);
             if self.probe_rtt_done.is_none() && st.bytes_in_flight <= CWND_MIN_TARGET * mss {
                 self.probe_rtt_done = Some(st.now + self.probe_rtt_time);
                 self.probe_rtt_round_done = false;
@@ -690,7 +670,7 @@ impl Bbr {
 
     /// Whether the sample counts as app-limited: the sender's flag or the ProbeRTT mark.
     fn app_limited(&self, rs: &RateSample) -> bool {
-        rs.is_app_limited || self.probe_rtt_mark.is_some_and(|(from, to)| (from..=to).contains(&rs.prior_delivered))
+        rs.is_app_limited || self.probe_rtt_mark.covers(rs.prior_delivered)
     }
 }
 
@@ -714,8 +694,7 @@ impl CongestionControl for Bbr {
         }
         // Restart from idle (CA_EVENT_TX_START with tp->app_limited).
         self.idle_restart = true;
-        self.ack_epoch_mstamp = st.now;
-        self.ack_epoch_acked = 0;
+        self.aggregation.restart(st.now);
         match self.mode {
             Mode::ProbeBw => self.set_pacing_rate(st, self.bw(), 1.0),
             Mode::ProbeRtt => {
@@ -780,6 +759,6 @@ impl CongestionControl for Bbr {
     }
 
     fn pacing_rate(&self, st: &CcState) -> Option<f64> {
-        Some(self.pacing.unwrap_or_else(|| self.initial_pacing_rate(st)))
+        Some(self.pacing.rate(st))
     }
 }

@@ -8,25 +8,13 @@ use super::*;
 
 impl Bbr {
     /// `high_gain x cwnd / srtt`, 1 ms without an RTT sample (`bbr_init_pacing_rate_from_rtt`).
-    pub(super) fn initial_pacing_rate(&self, st: &CcState) -> f64 {
-        let rtt = st.srtt.map_or(MS, |s| s.max(US));
-        st.cwnd as f64 * SEC as f64 / rtt as f64 * self.high_gain * PACING_MARGIN
-    }
-
     pub(super) fn init_pacing_rate_from_rtt(&mut self, st: &CcState) {
-        self.has_seen_rtt = st.srtt.is_some();
-        self.pacing = Some(self.initial_pacing_rate(st));
+        self.pacing.init_from_rtt(st);
     }
 
     /// `bbr_set_pacing_rate`.
     pub(super) fn set_pacing_rate(&mut self, st: &CcState, bw: f64, gain: f64) {
-        let rate = bw * gain * PACING_MARGIN;
-        if !self.has_seen_rtt && st.srtt.is_some() {
-            self.init_pacing_rate_from_rtt(st);
-        }
-        if self.full_bw_reached || rate > self.pacing.unwrap_or(0.0) {
-            self.pacing = Some(rate);
-        }
+        self.pacing.set(st, bw, gain, self.full_bw_reached);
     }
 
     /// Segments per send quantum (`bbr_tso_segs_goal`), module header.
@@ -34,7 +22,7 @@ impl Bbr {
         if self.tso_segs > 0 {
             return self.tso_segs;
         }
-        let rate = self.pacing.unwrap_or(0.0);
+        let rate = self.pacing.current();
         let bytes = ((rate / PACING_SHIFT_DIV).floor() as u64).min(GSO_MAX_BYTES);
         let min_segs = if rate < MIN_TSO_RATE { 1 } else { 2 };
         (bytes / mss).max(min_segs).min(MAX_TSO_SEGS)
@@ -74,12 +62,10 @@ impl Bbr {
 
     /// `bbr_ack_aggregation_cwnd`, in packets.
     pub(super) fn ack_aggregation_cwnd(&self, mss: u64) -> u64 {
-        if EXTRA_ACKED_GAIN <= 0.0 || !self.full_bw_reached {
+        if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = (self.bw() * EXTRA_ACKED_MAX as f64 / SEC as f64 / mss as f64).floor() as u64;
-        let extra = self.extra_acked[0].max(self.extra_acked[1]) / mss;
-        ((EXTRA_ACKED_GAIN * extra as f64) as u64).min(max_aggr)
+        self.aggregation.cwnd_packets(self.bw(), mss)
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: the window after losses and recovery
