@@ -249,7 +249,10 @@ def _add_compare_command(commands: Any) -> None:
     compare.add_argument(
         "--cc", help="comma-separated congestion controls (default: every registered one that needs no special router)"
     )
-    compare.add_argument("--queue", help="comma-separated queue disciplines (default: droptail,red,codel,pie,fq_codel,fq_pie,cake,dualpi2)")
+    compare.add_argument(
+        "--queue",
+        help="comma-separated queue disciplines (default: droptail,red,codel,pie,fq_codel,fq_pie,cake,dualpi2)",
+    )
     compare.add_argument("--seeds", type=_positive, default=3, help="seeds per combination (default 3)")
     compare.add_argument(
         "--objective",

@@ -197,8 +197,10 @@ def replay(path: str | Path, progress: bool = False) -> Result:
     if pickled := pickled_sources(config):
         # Unpickling a file's text would run whatever it holds.
         raise ScenarioError(
-            file, pickled[0], "a Python model defined in __main__ or a notebook cannot be replayed from a file; "
-            "define its class in a .py file and run the scenario again"
+            file,
+            pickled[0],
+            "a Python model defined in __main__ or a notebook cannot be replayed from a file; "
+            "define its class in a .py file and run the scenario again",
         )
     return run_config(config, progress)
 

@@ -310,7 +310,9 @@ def load(family: str, source: object) -> reg.ModelInfo:
     if source.startswith(PICKLED):
         # Only this process makes them (for its workers): unpickling text from a file would run
         # whatever it holds.
-        raise FieldError("python", "a pickled class cannot be named in a file; define the class in a .py file and name that")
+        raise FieldError(
+            "python", "a pickled class cannot be named in a file; define the class in a .py file and name that"
+        )
     try:
         declared: _Declared = _class_of(source).__ccsim_model__  # type: ignore[attr-defined]
     except FieldError as exc:

@@ -173,7 +173,9 @@ class _AlgoParser:
                 from ..engine import user_models
 
                 if "kind" in given:
-                    raise FieldError("kind", "give either kind (a registered model) or python (a class to load), not both")
+                    raise FieldError(
+                        "kind", "give either kind (a registered model) or python (a class to load), not both"
+                    )
                 model = user_models.load(self.family, given.pop("python"))
                 kind = model.name
             elif "kind" not in given:
