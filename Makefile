@@ -14,14 +14,22 @@ $(BIN)/.deps: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "maturin>=1.5,<2" "pydantic>=2.5" "numpy>=1.26" "pandas>=2.1" \
 		"pyarrow>=14" "matplotlib>=3.8" "rich>=13" "dask[distributed]>=2024.1" "pytest>=8" "hypothesis>=6" "statsmodels>=0.14" "scipy>=1.11" "jinja2>=3.1" \
-		"ruff==0.17.6" "mypy==2.4.1" "jsonschema>=4.18"
+		"ruff==0.17.6" "mypy==2.4.1" "jsonschema>=4.18" "shtab>=1.7" "nbclient>=0.10" "ipykernel>=6.29" \
+		"mkdocs>=1.6" "mkdocstrings[python]>=0.26" "pymdown-extensions>=10"
 	touch $@
 
 setup: $(BIN)/.deps
 
 # Build the Rust engine in release mode and install ccsim into .venv (incremental).
+# maturin installs the dependencies with `pip install`, which lists every one as "Requirement
+# already satisfied", then reads `pip show --files ccsim` to mark the install editable. PIP_QUIET
+# would silence both: the install would stay a plain one from a temporary wheel, and pip in
+# tests/test_wheel.py's fresh environment, which borrows .venv's packages, would then take the
+# built wheel of the same version as installed and skip it. pip-install-quiet.conf quiets
+# `pip install` only (a config file's [install] section); a PIP_CONFIG_FILE of your own wins.
 develop: setup
-	$(BIN)/maturin develop --release --quiet
+	printf '[install]\nquiet = 1\n' > $(VENV)/pip-install-quiet.conf
+	PIP_CONFIG_FILE=$${PIP_CONFIG_FILE:-$(abspath $(VENV))/pip-install-quiet.conf} $(BIN)/maturin develop --release --quiet
 
 run: develop
 	$(BIN)/ccsim reproduce all --quick --out results/reproductions
@@ -50,6 +58,7 @@ bench: develop
 	cargo build --release --quiet -p ccsim-core --bin ccsim-bench
 	$(BIN)/python bench/bench.py
 	$(BIN)/python bench/bench.py --cc bbr --flows 10,900
+	$(BIN)/python bench/bench.py --cc bbr3 --flows 10,900
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/python_models.py --runs 5
 

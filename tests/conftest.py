@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,20 @@ SCENARIOS = ROOT / "scenarios"
 # finds the Python sources.
 if str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
+
+
+@pytest.fixture(autouse=True)
+def _python_models_stay_in_their_test() -> Any:
+    """Python models a test registers (tests/test_python_models.py) are forgotten after it, so
+    that the registry other tests read is the engine's."""
+    from ccsim.engine import user_models
+
+    before = {(m.declared.family, m.declared.name) for m in user_models.registered()}
+    yield
+    for model in user_models.registered():
+        key = (model.declared.family, model.declared.name)
+        if key not in before:
+            user_models.unregister(*key)
 
 
 def _cli_env() -> dict[str, str]:

@@ -660,16 +660,16 @@ def test_report_loads_offline_in_headless_chromium(
     )
     _, errors = load_offline(browser, bad, tmp_path / "profile-bad")
     assert any("missing_function" in e or "boom" in e for e in errors), errors
-    # The report: the table and both figures, inline, with no console error.
+    # The report: the table and the four figures, inline, with no console error.
     dom, errors = load_offline(browser, out / "report.html", tmp_path / "profile")
     assert errors == []
     assert '<table id="ranking">' in dom and dom.count("<tr") >= 3
     assert "newreno" in dom and "pie" in dom and "droptail" in dom
-    for figure in ("pareto", "traces"):
+    for figure in ("rtt-fairness", "delay-cdf", "pareto", "traces"):
         match = re.search(rf'<img id="{figure}"[^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', dom)
         assert match, figure
         import base64
 
         assert base64.b64decode(match.group(1))[:8] == b"\x89PNG\r\n\x1a\n"
-    assert 'data-images-shown="2/2"' in dom  # both figures decoded and laid out
+    assert 'data-images-shown="4/4"' in dom  # every figure decoded and laid out
     assert not re.search(r'(src|href)="(https?:)?//', dom)  # nothing to fetch from a network

@@ -55,8 +55,9 @@ events = true
 messages = true
 rtt = true
 """
-# Files of a run directory that differ by design between executors (where and how long).
-TIMING = {"timing.json"}
+# Files that differ by design between executors: where and how long it ran, and how (the
+# command line, in provenance.json).
+TIMING = {"timing.json", "provenance.json"}
 
 
 def files(directory: Path) -> dict[str, bytes]:

@@ -422,3 +422,40 @@ def test_the_command_line_loads_model_files_for_list_and_compare(tmp_path: Path)
     assert compared.returncode == 0, compared.stderr
     table = pd.read_csv(out / "comparison.csv")
     assert set(table["cc"]) == {"newreno", "my_aimd"}
+
+
+def test_smc_sees_a_random_python_model_and_runs_it_in_workers(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "coin.py",
+        """
+        import ccsim
+
+        @ccsim.queue_discipline("coin_q", params={"p": 0.02}, random="random early drops")
+        class Coin:
+            '''Drops each arrival with probability p, else FIFO.'''
+            def __init__(self):
+                self.fifo = []
+
+            def enqueue(self, q, pkt):
+                if q.random() < self.p or len(self.fifo) >= 100:
+                    q.drop(pkt)
+                else:
+                    self.fifo.append(pkt)
+
+            def dequeue(self, q):
+                return self.fifo.pop(0) if self.fifo else None
+        """,
+    )
+    from ccsim.experiments import smc
+
+    scenario = scenario_beside(tmp_path)
+    sets = ['topology.bottleneck.queue={python = "coin.py:Coin"}', "simulation.duration=3s", "simulation.warmup=1s"]
+    query = "Pr[<=3](<> queue.A->B.length > 20)"
+    first = smc.check(scenario, query, runs=8, jobs=2, overrides=sets)
+    again = smc.check(scenario, query, runs=8, jobs=2, overrides=sets)
+    assert len(first.outcomes) == 8
+    # The seeds' random drops make the runs differ (the first passage times), and the same
+    # seeds give the same outcomes.
+    assert first.outcomes["time_s"].dropna().nunique() > 1, first.outcomes
+    pd.testing.assert_frame_equal(first.outcomes, again.outcomes, check_exact=True)

@@ -16,7 +16,7 @@ from ccsim.experiments.reproduce import piotrowska
 
 ROOT = Path(__file__).resolve().parent.parent
 
-TABLES = [f"table_{n}" for n in range(2, 14)] + ["cubic_friendliness"]
+TABLES = [f"table_{n}" for n in range(2, 14)] + ["cubic_friendliness", "handshake", "handshake_mixed"]
 FIGURES = [f"figure_{n}" for n in range(2, 10)]
 # Paper's Table 1: RTT (ms) of every source-sink pair, N1..N3 -> N4..N6.
 TABLE_1_MS = {
@@ -153,8 +153,9 @@ def test_jain_index_matches_hand_computation() -> None:
 def test_runs_cover_the_papers_grid_with_the_papers_sizes() -> None:
     full = {r.key: r for r in piotrowska.runs(quick=False)}
     # 2 topologies x 3 loads x 3 queues x (3 common TCPs + CUBIC without friendliness + mixed with
-    # CUBIC with and without it)
-    assert len(full) == 2 * 3 * 3 * 6
+    # CUBIC with and without it, then the 3 common TCPs and the mixed run with the other
+    # handshake setting)
+    assert len(full) == 2 * 3 * 3 * (6 + 4)
     # The quick form runs a subset of the grid (its runs are cached apart by the framework).
     quick = {r.key for r in piotrowska.runs(quick=True)}
     assert quick and quick < set(full)
@@ -172,6 +173,18 @@ def test_runs_cover_the_papers_grid_with_the_papers_sizes() -> None:
     ccs = {f["group"]: f["cc"] for f in run["flows"]}
     assert ccs["N1"] == "newreno" and ccs["N2"] == "compound" and ccs["N3"]["kind"] == "cubic"
     assert full["al-cubicnf-uc-pie"].scenario["flows"][0]["cc"] == {"kind": "cubic", "tcp_friendliness": False}
+    # The handshake: the tables' runs have the scenario files' setting, the comparison the other,
+    # with ns-3's 3 s SYN timer when on.
+    default = piotrowska.handshake_default()
+    other = full[f"dc-mixed{piotrowska.HANDSHAKE_SUFFIX[not default]}-hc-codel"].scenario["flows"]
+    assert all(f["transport"]["handshake"] is (not default) for f in other)
+    assert all(f["transport"].get("handshake", False) is default for f in run["flows"])
+    on = other if not default else run["flows"]
+    assert {f["transport"]["initial_rto"] for f in on} == {"3s"}
+    both = {
+        name: piotrowska.load_scenario("piotrowska", f"{name}.toml")["flows"] for name in piotrowska.TOPOLOGIES.values()
+    }
+    assert {f["transport"].get("handshake", False) for flows in both.values() for f in flows} == {default}
     assert full["al-cubic-uc-pie"].scenario["topology"]["bottleneck"]["queue"]["target"] == "5ms"
 
 

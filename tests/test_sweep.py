@@ -532,3 +532,20 @@ def test_workers_exit_when_the_sweep_is_killed(sweep_dir: Path) -> None:
         for pid in helpers:
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_sweep_records_how_it_was_made(sweep_dir: Path) -> None:
+    """provenance.json beside the runs: ccsim's version, the engine's fingerprint, the command
+    line and the files the sweep was made from, each by its SHA-256."""
+    import hashlib
+
+    from ccsim.engine.provenance import engine_fingerprint
+
+    file = write_sweep(sweep_dir, SMALL)
+    sweep.run_sweep(sweep.load_sweep(file), sweep_dir / "out", jobs=1)
+    record = json.loads((sweep_dir / "out" / "provenance.json").read_text())
+    assert record["ccsim_version"] == ccsim.__version__
+    assert record["engine_sha256"] == engine_fingerprint()
+    assert record["files"] == {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in (sweep_dir / "base.toml", file)
+    }

@@ -16,6 +16,7 @@ executor of many runs), ``results`` (``Result``, plots, metrics, ARIMA), ``exper
 
 from __future__ import annotations
 
+import logging as _logging
 from importlib import metadata as _metadata
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,11 @@ from .scenario.topology import DaisyChain, Dumbbell, Explicit, LinkSpec, Star
 if TYPE_CHECKING:
     from .engine.runner import replay, run
     from .results.result import Result
+
+# Diagnostics and progress lines are records of the ``ccsim`` loggers (``ccsim.progress``,
+# ``ccsim.engine.runner``, ...). A library configures no output of its own: the ``ccsim`` command
+# shows them on stderr, a program shows them once it configures logging.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 try:
     __version__ = _metadata.version("ccsim")

@@ -223,6 +223,16 @@ pub struct TraceSpec {
     /// (`net/pcap.rs`); none when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pcap: Vec<String>,
+    /// Model variables sampled on every flow whose model has them (`flow.N.NAME_UNIT`, see
+    /// `vars.rs`): the TCP sender's and its congestion control's. A name that no flow's model
+    /// has is an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_vars: Vec<String>,
+    /// Model variables sampled on every traced queue whose discipline has them
+    /// (`queue.A->B.NAME_UNIT`): every queue's and the discipline's. A name that no traced
+    /// queue has is an error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue_vars: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -9,6 +9,7 @@ use crate::packet::Packet;
 use crate::results::FlowResult;
 use crate::sim::time::Time;
 use crate::stats::FlowStats;
+use crate::vars::OfferedVars;
 
 /// What an endpoint may touch while handling one event.
 pub struct Cx<'a> {
@@ -39,4 +40,14 @@ pub trait Endpoint: Send {
     }
     /// Add this end's own figures to the flow's result row.
     fn report(&self, _row: &mut FlowResult) {}
+    /// The variables traces can sample on this end (`trace.flow_vars`), if it has any: a TCP
+    /// sender's own and its congestion control's.
+    fn vars(&self) -> Option<OfferedVars> {
+        None
+    }
+    /// The current value of variable `name`, one of [`Endpoint::vars`] (`None` for any other
+    /// name); NaN while it is undefined. Read every trace interval, never per packet.
+    fn var(&self, _name: &str) -> Option<f64> {
+        None
+    }
 }

@@ -32,6 +32,7 @@ pub mod stats;
 pub mod tcp;
 pub mod transport;
 pub mod udp;
+pub mod vars;
 
 pub use config::Config;
 pub use engine::Simulation;

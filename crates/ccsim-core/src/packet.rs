@@ -77,6 +77,14 @@ pub const FLAG_AE: u8 = 1 << 6;
 /// E-DCTCP loss notification: a header-only packet (kind `TcpAck`) a router returned to the
 /// sender instead of forwarding the data segment `seq`, sent at `ts`, that it dropped.
 pub const FLAG_LOST: u8 = 1 << 5;
+/// TCP SYN or FIN (RFC 9293 §3.1), on the header-only segments that open and close a
+/// connection (TCP's `handshake` option, `tcp/sender/connection.rs`): the sender's SYN and FIN
+/// (kind `TcpData` without payload) and the receiver's SYN-ACK and FIN-ACK (kind `TcpAck`).
+/// It is the last free bit of `flags`, so SYN and FIN share it and are told apart by their
+/// place in the sequence space, as in TCP: a SYN comes before the first byte (the sender's at
+/// `seq` 0, the receiver's acknowledging `ack` 0), a FIN after the last (ccsim closes only
+/// connections that carried data, so its `seq` or `ack` is above 0); see `tcp::Control`.
+pub const FLAG_SYN_FIN: u8 = 1 << 7;
 
 /// Maximum SACK blocks carried by an ACK (RFC 2018 §3: three with timestamps).
 pub const MAX_SACK_BLOCKS: usize = 3;

@@ -104,6 +104,26 @@ pub struct FlowResult {
     pub app: String,
     /// Actual start time (s), after drawing from its window.
     pub start_s: f64,
+    // The four columns below are left out of a row that has nothing to say in them (no
+    // handshake, not a transfer), so that a run without handshakes and transfers gives the
+    // results it gave before they existed, byte for byte; `Result` (Python) puts them back,
+    // as NaN, 0 and false.
+    /// Whole run: time from the first SYN to the SYN-ACK's arrival at the sender (s), TCP
+    /// with `handshake`; `None` without a handshake or if the connection never opened.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_s: Option<f64>,
+    /// Whole run: flow completion time (s) of a `transfer`, from its start (its first SYN, or
+    /// its first data packet without a handshake) to the moment the receiving application has
+    /// its last byte; `None` for other applications and for a transfer not complete at the
+    /// end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_s: Option<f64>,
+    /// Whole run: SYNs sent again because the SYN or SYN-ACK was lost (TCP with `handshake`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub syn_retransmissions: u64,
+    /// The connection attempt was given up after `syn_retries` SYN retransmissions.
+    #[serde(skip_serializing_if = "is_false")]
+    pub connect_failed: bool,
     /// Application bytes delivered in order to the receiving application in the measured
     /// window. Data that arrived out of order before the window and is released by a
     /// retransmission inside it counts here, so this can exceed what the path carried.
@@ -223,4 +243,12 @@ pub struct QueueResult {
     pub utilization: f64,
     /// Packets lost on the wire by random errors.
     pub link_losses: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }

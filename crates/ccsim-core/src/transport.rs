@@ -37,6 +37,9 @@ pub struct TransportModel {
     pub doc: &'static str,
     /// Declared parameters (socket options).
     pub params: &'static [ParamSpec],
+    /// The variables its sender offers to traces (`trace.flow_vars`) besides its congestion
+    /// control's.
+    pub vars: &'static [crate::vars::VarSpec],
     /// Build the sender and the receiver; errors name the field.
     pub build: fn(TransportArgs) -> Result<Endpoints, ConfigError>,
 }

@@ -20,6 +20,7 @@ pub const MODEL: TransportModel = TransportModel {
     name: "udp",
     doc: "UDP datagrams, one per application write",
     params: PARAMS,
+    vars: &[],
     build: |args| {
         refuse_cc(&args, "UDP has no congestion control")?;
         Ok((Box::new(UdpSender::new(args.flow, args.spec.dst, &args.params, args.app)), Box::new(UdpReceiver)))

@@ -1,21 +1,31 @@
 """The ``ccsim`` command: run, validate, list, schema, ``arima fit`` for RTT traces, ``sweep``, ``smc``,
-``compare`` and ``new`` (a new model's file).
+``compare``, ``new`` (a new model's file) and ``completion`` (the shell completion script).
 
 Every mistake in the input (file, field, argument) ends in one line on stderr that names the
 file, the field and what is allowed, and exit code 2 — never a traceback. The parser is in
 ``parser``, the commands in ``run`` (run, validate), ``listing`` (list), ``schema`` (schema),
-``arima``, ``experiments`` (reproduce, sweep, compare, smc) and ``new`` (new).
+``arima``, ``experiments`` (reproduce, sweep, compare, smc), ``new`` (new) and ``completion``.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import ScenarioError
 from .arima import _cmd_arima
-from .common import EXIT_BAD_INPUT, EXIT_ENGINE_FAILURE, EXIT_INTERRUPTED, EXIT_OK, _engine, _fail
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_ENGINE_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    _configure_logging,
+    _engine,
+    _fail,
+)
+from .completion import _cmd_completion
 from .experiments import _cmd_compare, _cmd_reproduce, _cmd_smc, _cmd_sweep
 from .listing import _cmd_list
 from .new import _cmd_new
@@ -36,6 +46,7 @@ _COMMANDS = {
     "reproduce": _cmd_reproduce,
     "compare": _cmd_compare,
     "new": _cmd_new,
+    "completion": _cmd_completion,
 }
 
 
@@ -54,10 +65,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if args.command is None:
         _fail(
-            "a command is required: run, validate, list, schema, reproduce, sweep, smc, compare, arima or new "
-            "(see 'ccsim --help')"
+            "a command is required: run, validate, list, schema, reproduce, sweep, smc, compare, arima, new "
+            "or completion (see 'ccsim --help')"
         )
         return EXIT_BAD_INPUT
+    with _configure_logging(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; its exit code, every input error as one line."""
     file = getattr(args, "file", "")
     try:
         _load_models(getattr(args, "load", []))

@@ -1,11 +1,15 @@
-"""What the commands share: exit codes, the one-line error on stderr, consoles and cells for
-tables, and the checks made before a command runs anything (output directory, memory)."""
+"""What the commands share: exit codes, the one-line error on stderr, the ``ccsim`` loggers'
+output, consoles and cells for tables, and the checks made before a command runs anything
+(output directory, memory)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -76,3 +80,54 @@ MAX_ERROR_CHARS = 4000
 
 def _fail(message: str) -> None:
     sys.stderr.write(f"ccsim: {one_line(message, MAX_ERROR_CHARS)}\n")
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log records on whatever ``sys.stderr`` is when they are written: a progress bar on a
+    terminal puts its own stream there, which prints lines above the bar."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+class _Formatter(logging.Formatter):
+    """``ccsim: MESSAGE`` as the errors are; warnings and debug records say what they are."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            text = f"ccsim: error: {message}"
+        elif record.levelno >= logging.WARNING:
+            text = f"ccsim: warning: {message}"
+        elif record.levelno <= logging.DEBUG:
+            text = f"ccsim: debug: {record.name}: {message}"
+        else:
+            text = f"ccsim: {message}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
+
+
+@contextmanager
+def _configure_logging(args: argparse.Namespace) -> Iterator[None]:
+    """Show the ``ccsim`` loggers' records on stderr while a command runs: progress and notes
+    (INFO) by default, also diagnostics (DEBUG) with ``--verbose``, only warnings and errors
+    with ``--quiet``. Only the command does this, and it puts the loggers back as they were when
+    it ends (``main`` may be called from a program); the library leaves logging to the program
+    that uses it."""
+    level = logging.DEBUG if getattr(args, "verbose", False) else logging.INFO
+    if getattr(args, "quiet", False):
+        level = logging.WARNING
+    logger = logging.getLogger("ccsim")
+    handler = _StderrHandler()
+    handler.setFormatter(_Formatter())
+    handler.setLevel(level)
+    before = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(min(level, before) if before else level)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before)

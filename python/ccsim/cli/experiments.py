@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +46,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         _writable_dir(Path(args.out) / pid)  # each paper's directory, before any run
     for pid in papers:
         report = reproduce.reproduce(
-            pid, Path(args.out) / pid, quick=args.quick, jobs=args.jobs, progress=sys.stderr.isatty()
+            pid, Path(args.out) / pid, quick=args.quick, jobs=args.jobs, progress=not args.quiet
         )
-        print(f"{pid}: {report}")
+        if not args.quiet:
+            print(f"{pid}: {report}")
     return EXIT_OK
 
 

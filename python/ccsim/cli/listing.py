@@ -13,7 +13,17 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import FieldError, ScenarioError, show
-from ..scenario.registry import FAMILY_TITLES, KIND_UNITS, ModelInfo, ParamInfo, Registry, format_param, get_registry
+from ..scenario.registry import (
+    FAMILY_TITLES,
+    KIND_UNITS,
+    ModelInfo,
+    ParamInfo,
+    Registry,
+    VarInfo,
+    every_queue_vars,
+    format_param,
+    get_registry,
+)
 from .common import EXIT_OK, _cell, _engine
 
 # The width of the listing: narrower terminals get their own width, wider ones no more.
@@ -45,6 +55,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
         chosen = models if models is not None else registry.models(fam)
         if models is None:
             console.print(Text(f"{FAMILY_TITLES.get(fam, fam).capitalize()}s ({fam})", style="bold underline"))
+            if fam == "queue":
+                _print_vars(console, every_queue_vars(), "every queue: variables for traces ([trace] queue_vars)")
         if fam == "profile":
             _print_profiles(console, chosen)
             continue
@@ -98,13 +110,48 @@ def _print_model(console: Console, model: ModelInfo) -> None:
     title = f"{model.name}: {model.doc}{_model_facts(model)}"
     if not model.params:
         console.print(Text(f"  {title} (no parameters)"))
+    else:
+        table = Table(title=Text(title), title_justify="left", show_lines=True, expand=True)
+        table.add_column("parameter", no_wrap=True)
+        table.add_column("unit; range; default / description", overflow="fold", ratio=1)
+        for param in model.params:
+            table.add_row(_cell(param.name), _param_text(param))
+        console.print(table)
+    _print_vars(console, model.vars, f"{model.name}: variables for traces ([trace] {_vars_key(model.family)})")
+
+
+def _vars_key(family: str) -> str:
+    return "queue_vars" if family == "queue" else "flow_vars"
+
+
+def _print_vars(console: Console, variables: tuple[VarInfo, ...], title: str) -> None:
+    """A model's traceable variables: name, trace column and unit, what it is."""
+    if not variables:
         return
     table = Table(title=Text(title), title_justify="left", show_lines=True, expand=True)
-    table.add_column("parameter", no_wrap=True)
-    table.add_column("unit; range; default / description", overflow="fold", ratio=1)
-    for param in model.params:
-        table.add_row(_cell(param.name), _param_text(param))
+    table.add_column("variable", no_wrap=True)
+    table.add_column("column; unit / description", overflow="fold", ratio=1)
+    for var in variables:
+        table.add_row(_cell(var.name), Text(f"{var.column}; {var.unit}\n{var.doc}"))
     console.print(table)
+
+
+def _vars_markdown(variables: tuple[VarInfo, ...]) -> list[str]:
+    """A Markdown table of traceable variables (empty without any)."""
+    if not variables:
+        return []
+    lines = ["| variable for traces | column | unit | description |", "|---|---|---|---|"]
+    for var in variables:
+        cells = (var.name, var.column, var.unit, var.doc)
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return [*lines, ""]
+
+
+# What every queue offers to the traces, said once above the disciplines.
+EVERY_QUEUE_TEXT = (
+    "Every queue offers these variables to `[trace] queue_vars`, whatever its discipline, besides the "
+    "discipline's own below (`len` and `sojourn` are sampled for every traced queue anyway):"
+)
 
 
 def models_markdown() -> str:
@@ -121,6 +168,8 @@ def models_markdown() -> str:
         if family == "profile":
             continue
         lines += [f"## {FAMILY_TITLES.get(family, family).capitalize()}s (`{family}`)", ""]
+        if family == "queue":
+            lines += [EVERY_QUEUE_TEXT, "", *_vars_markdown(every_queue_vars())]
         for model in registry.models(family):
             lines += [f"### `{model.name}`", "", f"{model.doc}{_model_facts(model)}", ""]
             if model.params:
@@ -135,6 +184,7 @@ def models_markdown() -> str:
                     )
                     lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
                 lines.append("")
+            lines += _vars_markdown(model.vars)
     return "\n".join(lines)
 
 

@@ -38,7 +38,7 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", metavar="DIR", help="write flows/queues/traces.parquet, summary.json and plots here")
     _add_set_option(run)
     _add_load_option(run)
-    run.add_argument("--quiet", action="store_true", help="print nothing but errors (no table, no progress bar)")
+    _add_verbosity_options(run, "print nothing but errors (no table, no progress)")
     _add_memory_option(run)
 
     validate = commands.add_parser(
@@ -96,6 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--out", metavar="DIR", default="reproductions", help="output directory (default: reproductions)"
     )
     repro.add_argument("--jobs", type=_jobs, metavar="N", help="parallel runs (default: all cores)")
+    _add_verbosity_options(repro, "no progress, no report paths")
 
     arima = commands.add_parser(
         "arima",
@@ -122,6 +123,15 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_sweep_commands(commands)
     _add_compare_command(commands)
     _add_new_command(commands)
+
+    completion = commands.add_parser(
+        "completion",
+        help="print the shell completion script (bash or zsh)",
+        description="Print the completion script of ccsim for a shell, generated from this version's "
+        "commands and options. Bash: add 'source <(ccsim completion bash)' to ~/.bashrc, or write it to "
+        "~/.local/share/bash-completion/completions/ccsim. Zsh: write it as _ccsim to a folder of $fpath.",
+    )
+    completion.add_argument("shell", choices=["bash", "zsh"], metavar="SHELL", help="bash or zsh")
     return parser
 
 
@@ -186,7 +196,7 @@ def _add_sweep_commands(commands: Any) -> None:
         metavar="KEY=VALUE",
         help="override a key of the base scenario for every run (joins the sweep's [set])",
     )
-    sweep.add_argument("--quiet", action="store_true", help="no progress bar, no summary")
+    _add_verbosity_options(sweep, "no progress, no summary")
     _add_load_option(sweep)
 
     smc = commands.add_parser(
@@ -233,7 +243,7 @@ def _add_sweep_commands(commands: Any) -> None:
     _add_executor_options(smc)
     smc.add_argument("--out", metavar="DIR", help="write smc.json, outcomes.parquet, first_passage.csv and .png here")
     smc.add_argument("--vocabulary", action="store_true", help="list the names a query can use on this scenario")
-    smc.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_verbosity_options(smc, "no progress")
 
 
 def _add_compare_command(commands: Any) -> None:
@@ -265,7 +275,20 @@ def _add_compare_command(commands: Any) -> None:
     _add_set_option(compare)
     _add_load_option(compare)
     _add_executor_options(compare)
-    compare.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_verbosity_options(compare, "no progress")
+
+
+def _add_verbosity_options(parser: argparse.ArgumentParser, quiet: str) -> None:
+    """``--verbose`` and ``--quiet`` of a command that does long work: how much it says on
+    stderr besides errors (the ``ccsim`` loggers' level: DEBUG, INFO by default, WARNING)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also say what is done, run by run (diagnostics of the ccsim loggers at DEBUG level)",
+    )
+    group.add_argument("--quiet", action="store_true", help=quiet)
 
 
 def _add_load_option(parser: argparse.ArgumentParser) -> None:

@@ -51,7 +51,7 @@ def _flows_table(flows: list[dict[str, Any]]) -> Table:
         ["id"]
         + (["name"] if named else [])
         + (["group"] if grouped else [])
-        + ["path", "cc", "goodput Mb/s", "retx", "RTOs", "RTT ms", "delay ms"]
+        + ["path", "cc", "goodput Mbit/s", "retx", "RTOs", "mean RTT ms", "mean one-way delay ms"]
     )
     caption = None
     if len(flows) > LISTED_FLOWS:
@@ -141,8 +141,24 @@ def _queues_table(raw: dict[str, Any]) -> Table:
         )
     elif len(queues) > len(busy):
         caption = f"{len(queues) - len(busy)} other queues never held more than one packet, dropped or marked nothing"
+    # What the columns are: the queue's length in packets over time, and the time a packet waits
+    # in it (one way, a part of the RTT).
+    meaning = "pkts: packets queued, over time; sojourn: the time a packet waits in the queue (one way)"
+    caption = meaning if caption is None else f"{caption}\n{meaning}"
     table = Table(title="Queues", title_justify="left", caption=caption, caption_justify="left")
-    for header in ("queue", "kind", "mean p", "sd p", "max p", "sojourn ms", "drops", "marks", "drop %", "util %"):
+    headers = (
+        "queue",
+        "kind",
+        "mean pkts",
+        "sd pkts",
+        "max pkts",
+        "mean sojourn ms",
+        "drops",
+        "marks",
+        "drop %",
+        "link util %",
+    )
+    for header in headers:
         table.add_column(header, justify="left" if header in ("queue", "kind") else "right")
     for queue in shown:
         table.add_row(
@@ -170,7 +186,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     quiet: bool = args.quiet
     console = _stdout_console()
-    progress = not quiet and Console(stderr=True).is_terminal
+    progress = not quiet  # a bar on a terminal, a plain line now and then elsewhere (progress.py)
     scenario = _load_within_memory(args)
     if args.out:
         _writable_dir(args.out)  # before the run, not after it

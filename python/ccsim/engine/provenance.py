@@ -1,6 +1,8 @@
-"""What a run's output directory records so that it can be rerun and traced to its build:
-the scenario as given and as resolved, the command line, the seed, ccsim's version and a
-fingerprint of the compiled engine (``provenance.json``, ``scenario.toml``)."""
+"""What an output directory records so that it can be rerun and traced to its build: for a
+run, the scenario as given and as resolved, the command line, the seed, ccsim's version and a
+fingerprint of the compiled engine (``provenance.json``, ``scenario.toml``); for a sweep (and
+compare and SMC, which run one) the same environment and the files it was made from, beside
+each run's exact configuration (``runs/*/config.json``)."""
 
 from __future__ import annotations
 
@@ -31,11 +33,9 @@ def engine_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def provenance(
-    scenario: Any, config: Mapping[str, Any], scenario_file: str, overrides: list[str], argv: list[str]
-) -> dict[str, Any]:
-    """The record of one run: ``scenario`` (a Scenario) after ``overrides``, ``config`` the core
-    configuration that ran (its seed is the run's), ``argv`` the command line."""
+def environment(argv: list[str]) -> dict[str, Any]:
+    """What any output records of how it was made: ccsim's version, the engine's fingerprint,
+    Python and the platform, and the command line ``argv``."""
     from .. import __version__
 
     return {
@@ -45,6 +45,24 @@ def provenance(
         "platform": platform.platform(),
         "command": shlex.join(argv),
         "argv": list(argv),
+    }
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """SHA-256 of a file's bytes, None if it cannot be read."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def provenance(
+    scenario: Any, config: Mapping[str, Any], scenario_file: str, overrides: list[str], argv: list[str]
+) -> dict[str, Any]:
+    """The record of one run: ``scenario`` (a Scenario) after ``overrides``, ``config`` the core
+    configuration that ran (its seed is the run's), ``argv`` the command line."""
+    return {
+        **environment(argv),
         "scenario_file": scenario_file,
         "overrides": list(overrides),
         "seed": config["seed"],

@@ -8,6 +8,7 @@ replays the configuration of a failed run.
 from __future__ import annotations
 
 import json
+import logging
 import shlex
 import time
 from collections.abc import Mapping
@@ -20,6 +21,8 @@ from ..results.result import Result
 from ..scenario.schema import U64_MAX, Scenario, engine_error, from_dict, load
 
 __all__ = ["run", "run_config", "replay", "write_replay", "replay_hint", "as_scenario"]
+
+logger = logging.getLogger(__name__)
 
 # Wall time a slice of events should take: short enough for Ctrl-C and the bar to
 # respond, long enough that crossing into Rust costs nothing measurable.
@@ -80,31 +83,27 @@ def _drive(sim: Any, show_progress: bool) -> None:
 
 
 class _ProgressBar:
-    """A rich progress bar on stderr, in seconds of simulated time."""
+    """A run's progress in seconds of simulated time (progress.py: a bar on a terminal, a plain
+    line every few tens of seconds elsewhere)."""
 
     def __init__(self, duration_ns: int) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from ..progress import Progress
 
-        self._duration_s = duration_ns / 1e9
+        total_s = duration_ns / 1e9
+        # Made once the run has lasted PROGRESS_AFTER_S (to within a slice): the elapsed time
+        # counts from the run's start.
         self._progress = Progress(
-            TextColumn("simulating"),
-            BarColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
+            "simulating",
+            total_s,
+            count=lambda done: f"{done:.1f}/{total_s:.1f} s simulated",
+            started=time.perf_counter() - PROGRESS_AFTER_S,
         )
-        self._task = self._progress.add_task("", total=duration_ns)
-        self._progress.start()
 
     def update(self, now_ns: int) -> None:
-        self._progress.update(self._task, completed=now_ns, description=f"{now_ns / 1e9:.1f}/{self._duration_s:.1f} s")
+        self._progress.update(now_ns / 1e9)
 
     def close(self) -> None:
-        self._progress.stop()
+        self._progress.close()
 
 
 def run(
@@ -116,8 +115,10 @@ def run(
     """Simulate ``scenario`` (a Scenario, a TOML path or a dict) and return what it measured.
 
     ``seed`` replaces ``simulation.seed``; ``overrides`` are ``key.path=value`` strings applied
-    to a scenario file. Raises ScenarioError for bad scenarios (the engine's refusals too, with
-    the scenario key), ``_core.SimulationError`` if the engine fails.
+    to a scenario file. ``progress`` shows how far a run that lasts over a second has got: a bar
+    on a terminal or in Jupyter, else a line every few tens of seconds (INFO records of the
+    ``ccsim.progress`` logger). Raises ScenarioError for bad scenarios (the engine's refusals
+    too, with the scenario key), ``_core.SimulationError`` if the engine fails.
     """
     model = as_scenario(scenario, overrides)
     config = model.to_config()
@@ -150,8 +151,18 @@ def run_config(config: Mapping[str, Any], progress: bool = False) -> Result:
 
     started = time.perf_counter()
     sim = _core.Simulation(json.dumps(config))
+    logger.debug(
+        "simulating %s s: %d nodes, %d links, %d flows, seed %s",
+        f"{int(sim.duration_ns) / 1e9:g}",
+        len(config.get("nodes") or []),
+        len(config.get("links") or []),
+        len(config.get("flows") or []),
+        config.get("seed"),
+    )
     _drive(sim, progress)
-    return _read_results(sim, config, started)
+    result = _read_results(sim, config, started)
+    logger.debug("%s events in %.2f s of wall time", f"{result.events:,}", result.wall_time_s)
+    return result
 
 
 @without_gc

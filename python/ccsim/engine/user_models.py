@@ -41,6 +41,7 @@ __all__ = [
     "instantiate",
     "relative_to",
     "registered",
+    "unregister",
 ]
 
 FAMILIES: Final[dict[str, str]] = {"cc": "congestion control", "queue": "queue discipline"}
@@ -99,6 +100,16 @@ _BY_SOURCE: dict[str, type] = {}
 def registered() -> list[UserModel]:
     """Every Python model this process knows."""
     return list(_MODELS.values())
+
+
+def unregister(family: str, name: str) -> None:
+    """Forget the Python model ``name`` of ``family`` (a scenario can no longer name it until
+    its source is loaded again)."""
+    model = _MODELS.pop((family, name), None)
+    if model is not None:
+        for source in [s for s, cls in _BY_SOURCE.items() if cls is model.cls]:
+            del _BY_SOURCE[source]
+        reg.remove_model(family, name)
 
 
 def _infer_kind(name: str, value: Any) -> str:

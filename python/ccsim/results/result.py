@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..paths import inside, write_atomically
@@ -86,8 +87,14 @@ class Result:
         self.config = dict(config)
         """The core configuration that was run."""
         self.wall_time_s = wall_time_s
-        self.flows = pd.DataFrame(tables["flows"])
-        """One row per flow, columns as ``FlowResult``."""
+        self.flows = _floats_where_missing(
+            _with_connection_columns(pd.DataFrame(tables["flows"])), OPTIONAL_NUMBERS["flows"]
+        )
+        """One row per flow, columns as ``FlowResult``; a value the flow does not have (no RTT
+        sample, no cwnd for UDP) is NaN (``OPTIONAL_NUMBERS``). ``connect_s`` (first SYN to
+        SYN-ACK, TCP with ``handshake``), ``fct_s`` (a ``transfer``'s completion time),
+        ``syn_retransmissions`` and ``connect_failed`` are in every table: NaN, NaN, 0 and False
+        where the engine left them out (``CONNECTION_COLUMNS``)."""
         self.queues = pd.DataFrame(tables["queues"])
         """One row per output queue (link direction), columns as ``QueueResult``."""
         traces = raw.get("traces") or {}
@@ -95,23 +102,29 @@ class Result:
         self.traces = pd.DataFrame({c: traces.get(c, []) for c in columns})
         """``time_s`` plus one column per series, e.g. ``queue.A->B.len_pkts``, ``flow.0.cwnd_bytes``;
         with ``[trace] flow_counters = true`` also ``flow.0.delivered_bytes`` and
-        ``flow.0.retransmissions`` (cumulative over the measured window)."""
+        ``flow.0.retransmissions`` (cumulative over the measured window); with ``flow_vars`` and
+        ``queue_vars`` the models' variables, the name plus its unit's suffix (``flow.0.srtt_s``,
+        ``queue.A->B.drop_prob``). ``traces_long()`` gives the same in long form."""
         log = raw.get("queue_events")
         self.queue_events = pd.DataFrame(log) if log else None
         """Every drop and mark (``time_s``, ``queue``, ``flow``, ``event``) when ``trace.events`` is on."""
         messages = raw.get("messages")
-        self.messages = pd.DataFrame(messages) if messages else None
+        self.messages = (
+            _floats_where_missing(pd.DataFrame(messages), OPTIONAL_NUMBERS["messages"]) if messages else None
+        )
         """Every application message (``flow``, ``index``, ``created_s``, ``delivered_s``,
-        ``delay_s``, ``lost``) when ``trace.messages`` is on."""
+        ``delay_s``, ``lost``) when ``trace.messages`` is on; NaN delays for messages not delivered."""
         log = raw.get("rtt_samples")
         self.rtt_samples = pd.DataFrame(log) if log else None
         """Every RTT sample of every TCP sender over the whole run (``time_s``, ``flow``, ``rtt_s``)
         when ``trace.rtt`` is on."""
-        self.control = pd.DataFrame(tables["control"], columns=control_columns())
+        self.control = _floats_where_missing(
+            pd.DataFrame(tables["control"], columns=control_columns()), OPTIONAL_NUMBERS["control"]
+        )
         """One row per ``[[control]]`` loop: ``itae`` (∫ t|e| dt), ``itae_sum`` (Σ t_k |e_k|, the
         scale of the ANCE paper's 8727 threshold), ``iae``, ``ise``, the per-sample ``iae_sum``
         and ``ise_sum``, sample and control counts (lost, stale, applied) and the actuation
-        delay (sampling instant to actuation)."""
+        delay (sampling instant to actuation); NaN flows for a loop without a network."""
         log = raw.get("control_traces")
         self.control_traces = pd.DataFrame(log) if log else None
         """Every loop at every sampling instant (``loop``, ``time_s``, ``reference``, ``output``,
@@ -121,6 +134,35 @@ class Result:
         """One classic pcap file (its bytes) per link direction that ``[trace] pcap`` names, by
         name (``"A->B"``): the IPv4 and transport headers of every packet as it left that
         direction's transmitter (docs/results.md, "Packet captures"); empty without captures."""
+
+    def traces_long(self) -> pd.DataFrame:
+        """The sampled series (``traces``) in long form, the shape seaborn and plotnine plot by
+        ``hue``, ``col`` or ``facet``: one row per sample of each series, with ``time_s``,
+        ``entity`` (``flow.0``, ``queue.A->B``), ``variable`` (``cwnd``, ``len``, ``srtt``,
+        ``drop_prob``), ``value`` and ``unit`` (``bytes``, ``packets``, ``s``, ``bit/s``,
+        ``probability``, ``count``...), series after series in the column order of ``traces``.
+        ``entity + "." + variable`` plus the unit's suffix is the column of ``traces``; a queue's
+        length is there twice, ``len`` in ``packets`` and in ``bytes``. Empty, with these
+        columns, without traces."""
+        columns = [c for c in self.traces.columns if c != "time_s"]
+        meanings, suffixes = _trace_meanings()
+        parts = [split_trace_column(c, meanings, suffixes) for c in columns]
+        n = len(self.traces)
+        time = self.traces["time_s"].to_numpy(dtype=float) if "time_s" in self.traces else np.zeros(0)
+        values = [self.traces[c].to_numpy(dtype=float) for c in columns]
+
+        def labels(k: int) -> np.ndarray:
+            return np.repeat(np.array([p[k] for p in parts], dtype=object), n)
+
+        return pd.DataFrame(
+            {
+                "time_s": np.tile(time, len(columns)),
+                "entity": labels(0),
+                "variable": labels(1),
+                "value": np.concatenate(values) if values else np.zeros(0),
+                "unit": labels(2),
+            }
+        )
 
     def table_i(self, flows: list[int | str] | None = None) -> pd.DataFrame:
         """Paper 001's Table I: per flow, messages generated, lost on the sensor (refused by a
@@ -185,6 +227,9 @@ class Result:
             frame = getattr(self, key)
             if frame is not None:
                 out[key] = frame.to_dict("list")
+                for column in OPTIONAL_NUMBERS.get(key, ()):  # NaN back to the engine's None
+                    if column in out[key]:
+                        out[key][column] = [None if v != v else v for v in out[key][column]]
         return out
 
     @property
@@ -216,6 +261,7 @@ class Result:
             plot_control,
             plot_goodput,
             plot_series,
+            queue_limits,
         )
 
         out = Path(out_dir)
@@ -267,6 +313,8 @@ class Result:
                 "Queue length",
                 path,
                 warmup_s=warmup_s,
+                limits=queue_limits(self.config),
+                unit="packets",
             )
 
         def cwnd_plot(path: Path) -> bool:
@@ -280,6 +328,7 @@ class Result:
                 scale=1e-3,
                 labels=flow_labels,
                 warmup_s=warmup_s,
+                unit="kB",
             )
 
         def goodput_plot(path: Path) -> bool:
@@ -303,12 +352,77 @@ class Result:
         _remove_stale(out, written, stale)
         return written
 
+    def overview(self) -> list[tuple[str, str]]:
+        """The run summed up in units, as (what, value) pairs: what ``repr`` and the HTML table
+        of a notebook show."""
+        raw = self.raw
+        warmup = float(raw.get("warmup_s") or 0.0)
+        rows = [
+            ("flows", f"{len(self.flows)}"),
+            ("simulated", f"{float(raw['duration_s']):g} s" + (f", measured after {warmup:g} s" if warmup else "")),
+            ("seed", f"{self.seed}"),
+        ]
+        if len(self.flows):
+            rows.append(("total goodput", rate_text(float(self.flows["goodput_bps"].sum()))))
+        rows.append(("Jain's index", "n/a" if self.jain_index is None else f"{self.jain_index:.2f}"))
+        queue = self._bottleneck_queue()
+        if queue is not None:
+            util = "" if self.utilization is None else f", {self.utilization * 100:.1f} % utilized"
+            rows.append(("bottleneck", f"{queue['name']} ({queue['kind']}){util}"))
+            mean, p99 = seconds_text(float(queue["mean_sojourn_s"])), seconds_text(float(queue["p99_sojourn_s"]))
+            rows.append(("queueing delay", f"{mean} mean, {p99} p99"))
+            marks = int(queue["marks"])
+            rows.append(
+                (
+                    "losses",
+                    f"{float(queue['drop_ratio']) * 100:.2f} % dropped ({int(queue['drops']):,} packets)"
+                    + (f", {marks:,} marked" if marks else ""),
+                )
+            )
+        if len(self.control):
+            rows.append(("ITAE", ", ".join(f"{n} {v:.4g}" for n, v in zip(self.control["name"], self.control["itae"]))))
+        rows.append(("events", f"{self.events:,} in {self.wall_time_s:.2f} s of wall time"))
+        return rows
+
+    def _bottleneck_queue(self) -> pd.Series | None:
+        """The bottleneck's row of ``queues``, if the run has one."""
+        name = self.raw.get("bottleneck")
+        if not name or not len(self.queues):
+            return None
+        rows = self.queues[self.queues["name"] == name]
+        return rows.iloc[0] if len(rows) else None
+
     def __repr__(self) -> str:
-        util = "n/a" if self.utilization is None else f"{self.utilization:.3f}"
-        return (
-            f"<ccsim.Result seed={self.seed} flows={len(self.flows)} queues={len(self.queues)} "
-            f"jain={self.jain_index} utilization={util} events={self.events}>"
+        n = len(self.flows)
+        parts = [f"{n} flow{'' if n == 1 else 's'}", f"{float(self.raw['duration_s']):g} s simulated"]
+        if n:
+            parts.append(f"{rate_text(float(self.flows['goodput_bps'].sum()))} total goodput")
+        parts.append("Jain n/a" if self.jain_index is None else f"Jain {self.jain_index:.2f}")
+        queue = self._bottleneck_queue()
+        if queue is not None:
+            parts.append(
+                f"bottleneck {queue['name']} {queue['kind']}"
+                + ("" if self.utilization is None else f" {self.utilization * 100:.1f} % utilized")
+            )
+            parts.append(f"{seconds_text(float(queue['mean_sojourn_s']))} mean queueing delay")
+            parts.append(f"{float(queue['drop_ratio']) * 100:.2f} % dropped")
+        if len(self.control):
+            k = len(self.control)
+            parts.append(f"{k} control loop{'' if k == 1 else 's'}, ITAE {float(self.control['itae'].sum()):.4g}")
+        parts += [f"seed {self.seed}", f"{self.events:,} events in {self.wall_time_s:.2f} s"]
+        return f"Result({', '.join(parts)})"
+
+    def _repr_html_(self) -> str:
+        """A small summary table, for Jupyter."""
+        import html
+
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(what)}</th><td style='text-align:left'>"
+            f"{html.escape(value)}</td></tr>"
+            for what, value in self.overview()
         )
+        caption = "ccsim.Result: .flows, .queues, .traces, .control, .summary"
+        return f"<table><caption style='text-align:left'>{html.escape(caption)}</caption>{cells}</table>"
 
 
 # Every file a run can leave in its directory (Result.write, and write_replay at the name
@@ -333,6 +447,42 @@ RUN_FILES = (
     "provenance.json",
     "scenario.toml",
 )
+
+
+# Each unit's column suffix when the engine's registry cannot be read (vars.rs ``VarUnit``).
+_UNIT_SUFFIXES = {"bytes": "_bytes", "packets": "_pkts", "segments": "_segs", "s": "_s", "bit/s": "_bps"}
+
+
+def _trace_meanings() -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """The engine's meanings of trace columns and its unit suffixes (``registry``), or none
+    and the suffixes above without the engine."""
+    try:
+        from ..scenario.registry import trace_column_meanings, unit_suffixes
+
+        return trace_column_meanings(), unit_suffixes()
+    except ImportError:
+        return {}, _UNIT_SUFFIXES
+
+
+def split_trace_column(
+    column: str, meanings: Mapping[str, tuple[str, str]], suffixes: Mapping[str, str]
+) -> tuple[str, str, str]:
+    """(entity, variable, unit) of a column of ``Result.traces``: ``flow.0.srtt_s`` is
+    (``flow.0``, ``srtt``, ``s``), ``queue.A->B.len_pkts`` (``queue.A->B``, ``len``,
+    ``packets``). The last part is looked up in ``meanings`` (last part -> variable, unit),
+    else read by its unit suffix (unit -> suffix), else a variable without a unit."""
+    if column.startswith("flow."):
+        kind, index, leaf = (column.split(".", 2) + ["", ""])[:3]
+        entity = f"{kind}.{index}"
+    else:
+        entity, _, leaf = column.rpartition(".")
+    if leaf in meanings:
+        variable, unit = meanings[leaf]
+        return entity, variable, unit
+    for unit, suffix in sorted(suffixes.items(), key=lambda item: -len(item[1])):
+        if suffix and leaf.endswith(suffix) and len(leaf) > len(suffix):
+            return entity, leaf[: -len(suffix)], unit
+    return entity, leaf, ""
 
 
 def pcap_file_names(directions: Iterable[str]) -> dict[str, str]:
@@ -381,3 +531,86 @@ def _remove_stale(out: Path, written: list[Path], captures: Iterable[str] = ()) 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
     frame.to_parquet(path, index=False)
+
+
+# The engine's optional numbers (an Option in results.rs): a flow without RTT samples has no
+# mean RTT, a UDP flow no cwnd, a loop without a network no sensor flow, a lost message no
+# delay. In the DataFrames they are float columns with NaN where missing, whatever a run holds,
+# so that every run's table has the same dtypes (tables of several runs concatenate and
+# compare) and pandas' numeric methods work on them. ``Result.raw`` keeps None, as JSON has it.
+OPTIONAL_NUMBERS = {
+    "flows": (
+        "rtt_min_s",
+        "rtt_mean_s",
+        "rtt_max_s",
+        "delay_mean_s",
+        "delay_max_s",
+        "delay_p50_s",
+        "delay_p99_s",
+        "message_delay_mean_s",
+        "message_delay_max_s",
+        "final_cwnd_bytes",
+        "connect_s",
+        "fct_s",
+    ),
+    "control": ("sensor_flow", "actuator_flow", "actuation_delay_mean_s", "actuation_delay_max_s"),
+    "messages": ("delivered_s", "delay_s"),
+}
+
+
+def _floats_where_missing(frame: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+    """``frame`` with ``columns`` as float64 (None becomes NaN), and so any other column of
+    numbers with missing values (an optional field added to the engine later); string and
+    boolean columns are left as they are."""
+    for column in frame.columns:
+        if column in columns:
+            frame[column] = frame[column].astype("float64")
+        elif frame[column].dtype == object:
+            values = frame[column].dropna()
+            numbers = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in values]
+            if len(values) < len(frame) and numbers and all(numbers):
+                frame[column] = frame[column].astype("float64")
+    return frame
+
+
+def rate_text(bps: float) -> str:
+    """A bit rate for a person: ``9.65 Mbit/s``, ``120 kbit/s``."""
+    for unit, factor in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if abs(bps) >= factor:
+            return f"{bps / factor:.3g} {unit}"
+    return f"{bps:.3g} bit/s"
+
+
+def seconds_text(seconds: float) -> str:
+    """A duration for a person: ``12.1 ms``, ``850 us``, ``1.5 s``; ``n/a`` for NaN."""
+    if seconds != seconds:
+        return "n/a"
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= factor:
+            return f"{seconds / factor:.3g} {unit}"
+    return "0 s" if seconds == 0 else f"{seconds * 1e9:.3g} ns"
+
+
+# Flow columns the engine leaves out of a row that has nothing to say in them (no handshake,
+# not a transfer: results.rs), so that runs without either give the results they gave before
+# the columns existed; every table has them, with these values where they were left out.
+CONNECTION_COLUMNS: dict[str, Any] = {
+    "connect_s": float("nan"),
+    "fct_s": float("nan"),
+    "syn_retransmissions": 0,
+    "connect_failed": False,
+}
+
+
+def _with_connection_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (the flows) with every ``CONNECTION_COLUMNS`` column, after ``start_s``, with
+    its value where the engine left it out and its dtype (float64, int64, bool)."""
+    names = list(frame.columns)
+    at = names.index("start_s") + 1 if "start_s" in names else len(names)
+    for column, missing in CONNECTION_COLUMNS.items():
+        if column not in frame.columns:
+            frame.insert(at, column, missing)
+        at = list(frame.columns).index(column) + 1
+        filled = frame[column].astype(object).where(frame[column].notna(), missing)
+        frame[column] = filled.astype("float64" if isinstance(missing, float) else type(missing))
+    return frame

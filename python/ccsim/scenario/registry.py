@@ -27,10 +27,16 @@ __all__ = [
     "ParamInfo",
     "ProfileSetting",
     "ModelInfo",
+    "VarInfo",
+    "every_queue_vars",
+    "trace_variables",
+    "trace_column_meanings",
+    "unit_suffixes",
     "Registry",
     "get_registry",
     "set_registry",
     "add_model",
+    "remove_model",
     "validate_params",
     "parse_param",
     "format_param",
@@ -201,6 +207,22 @@ class ProfileSetting:
 
 
 @dataclass(frozen=True)
+class VarInfo:
+    """One variable a model offers to the sampled traces (``VarSpec`` in vars.rs): its name in
+    ``trace.flow_vars`` / ``trace.queue_vars``, its unit, the last part of its trace column
+    (the name and the unit's suffix: ``srtt_s``) and what it is."""
+
+    name: str
+    unit: str
+    column: str
+    doc: str
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> VarInfo:
+        return cls(name=entry["name"], unit=entry["unit"], column=entry["column"], doc=entry.get("doc", ""))
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     """One registered model: its family, name, doc line and parameter table (for a behaviour
     profile: no parameters, and the ``settings`` it applies)."""
@@ -218,6 +240,9 @@ class ModelInfo:
     """A congestion control's: the queue disciplines it needs at its bottleneck (any of them)."""
     flow_refs: tuple[str, ...] = ()
     """An application's integer parameters that name another flow."""
+    vars: tuple[VarInfo, ...] = ()
+    """The variables the traces can sample: a queue discipline's or congestion control's own, a
+    transport's sender's (``[trace] flow_vars``, ``queue_vars``)."""
     source: str | None = None
     """A model written in Python: where its class comes from (``engine/user_models.py``);
     None for the engine's own."""
@@ -278,6 +303,7 @@ class Registry:
                     random=entry.get("random", {"when": "never"}),
                     partner_queues=tuple(entry.get("partner_queues", ())),
                     flow_refs=tuple(entry.get("flow_refs", ())),
+                    vars=tuple(VarInfo.from_json(v) for v in entry.get("vars", ())),
                 )
                 for entry in entries
             ]
@@ -299,6 +325,10 @@ class Registry:
     def add(self, model: ModelInfo) -> None:
         """Add (or replace) one model."""
         self._models.setdefault(model.family, {})[model.name] = model
+
+    def remove(self, family: str, name: str) -> None:
+        """Forget one model (nothing if it is not there)."""
+        self._models.get(family, {}).pop(name, None)
 
     def model(self, family: str, name: object, path: str = "") -> ModelInfo:
         """The model called ``name``, or a ParamError listing the registered ones."""
@@ -372,6 +402,12 @@ def add_model(model: ModelInfo) -> None:
         _registry.add(model)
 
 
+def remove_model(family: str, name: str) -> None:
+    """Forget a model added with ``add_model``."""
+    if _added.pop((family, name), None) is not None and _registry is not None:
+        _registry.remove(family, name)
+
+
 @functools.cache
 def engine_facts() -> dict[str, Any]:
     """Facts of the engine besides the models (registry.rs ``facts_json``): ``control_row``, a
@@ -386,6 +422,50 @@ def engine_facts() -> dict[str, Any]:
 def control_columns() -> list[str]:
     """The columns of ``Result.control`` (the engine's ControlResult)."""
     return list(engine_facts()["control_row"])
+
+
+def every_queue_vars() -> tuple[VarInfo, ...]:
+    """The variables every queue offers to the traces, whatever its discipline (vars.rs
+    ``QUEUE_VARS``)."""
+    return tuple(VarInfo.from_json(v) for v in engine_facts()["queue_vars"])
+
+
+def trace_variables(kind: Literal["flow", "queue"], registry: Registry | None = None) -> dict[str, list[str]]:
+    """The variables ``[trace] flow_vars`` (``kind == "flow"``: the transports' senders' and the
+    congestion controls') or ``queue_vars`` (every queue's, then the disciplines') may name,
+    each with the models that offer it (``"every queue"`` for the wrapper's), in declaration
+    order."""
+    registry = registry or get_registry()
+    offered: dict[str, list[str]] = {}
+    if kind == "queue":
+        for var in every_queue_vars():
+            offered.setdefault(var.name, []).append("every queue")
+    for family in ("transport", "cc") if kind == "flow" else ("queue",):
+        for model in registry.models(family):
+            for var in model.vars:
+                offered.setdefault(var.name, []).append(model.name)
+    return offered
+
+
+def trace_column_meanings(registry: Registry | None = None) -> dict[str, tuple[str, str]]:
+    """What the last part of a trace column (after ``flow.N.`` or ``queue.A->B.``) stands for:
+    the variable and its unit, for every column a run can write: those sampled without being
+    named (``len_pkts``, ``cwnd_bytes``, ``retransmissions``...) and every declared variable's."""
+    facts = engine_facts()
+    registry = registry or get_registry()
+    meanings: dict[str, tuple[str, str]] = {}
+    declared = [VarInfo.from_json(v) for entity in ("queue", "flow") for v in facts["trace_columns"][entity]]
+    declared += every_queue_vars()
+    declared += [var for family in ("transport", "cc", "queue") for m in registry.models(family) for var in m.vars]
+    for var in declared:
+        meanings.setdefault(var.column, (var.name, var.unit))
+    return meanings
+
+
+def unit_suffixes() -> dict[str, str]:
+    """Each variable unit's column suffix (``"s"`` -> ``"_s"``; ``""`` for units without one)."""
+    units: dict[str, str] = engine_facts()["var_units"]
+    return units
 
 
 def get_registry() -> Registry:

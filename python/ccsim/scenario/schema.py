@@ -36,7 +36,7 @@ from .fields import (
 )
 from .overrides import apply_overrides
 from .profiles import apply_profile
-from .registry import engine_facts, get_registry
+from .registry import engine_facts, get_registry, trace_variables
 from .topology import Dumbbell, Network, Topology
 from .written import Written
 
@@ -303,6 +303,22 @@ class Trace(StrictModel):
         "Each gives a pcap file of IPv4/TCP/UDP/DCCP headers (Result.pcap; `--out DIR` writes A-B.pcap); "
         "see docs/results.md.",
     )
+    flow_vars: list[str] = Field(
+        default_factory=list,
+        description="Model variables sampled every interval on every flow whose model has them, as "
+        "flow.N.NAME plus the unit's suffix (srtt: flow.0.srtt_s): every TCP sender's (cwnd, ssthresh, srtt, "
+        "rto, pacing_rate, inflight, cc_state...) and its congestion control's (cubic w_max, bbr min_rtt, "
+        "dctcp alpha...). A name no flow's model has is an error; `ccsim list` shows who offers which.",
+        json_schema_extra=lambda schema: _names_schema(schema, "flow"),
+    )
+    queue_vars: list[str] = Field(
+        default_factory=list,
+        description="Model variables sampled every interval on every traced queue whose discipline has them, "
+        "as queue.A->B.NAME plus the unit's suffix: every queue's (drops, marks; len and sojourn are sampled "
+        "anyway) and the discipline's (codel count, pie drop_prob, red avg...). A name no traced queue has is "
+        "an error; `ccsim list` shows who offers which.",
+        json_schema_extra=lambda schema: _names_schema(schema, "queue"),
+    )
 
     @model_validator(mode="after")
     def _interval_and_captures(self) -> Trace:
@@ -316,7 +332,46 @@ class Trace(StrictModel):
             if name in seen:
                 raise FieldError(f"pcap[{k}]", f"{show(name)} is listed twice")
             seen.add(name)
+        _check_var_names(self.flow_vars, "flow", self.interval)
+        _check_var_names(self.queue_vars, "queue", self.interval)
         return self
+
+
+def _names_schema(schema: dict[str, Any], kind: Literal["flow", "queue"]) -> None:
+    """The JSON Schema of ``flow_vars`` / ``queue_vars``: the registered names, for completion
+    (any string without the engine, whose registry has them)."""
+    schema["uniqueItems"] = True
+    try:
+        schema["items"] = {"type": "string", "enum": list(trace_variables(kind))}
+    except ImportError:
+        pass
+
+
+def _check_var_names(names: list[str], kind: Literal["flow", "queue"], interval: int | None) -> None:
+    """Each name in ``flow_vars`` / ``queue_vars`` is a variable some registered model offers,
+    once; whether the scenario's flows or queues have it is the engine's check."""
+    key = f"{kind}_vars"
+    if not names:
+        return
+    if interval is None:
+        raise FieldError(key, "needs interval: the variables are sampled every interval")
+    for k, name in enumerate(names):
+        if name in names[:k]:
+            raise FieldError(f"{key}[{k}]", f"{show(name)} is listed twice")
+    try:
+        known = trace_variables(kind)
+    except ImportError:  # the engine is not built: its registry, and its check, wait for it
+        return
+    other: Literal["flow", "queue"] = "queue" if kind == "flow" else "flow"
+    for k, name in enumerate(names):
+        if name not in known:
+            misplaced = name in trace_variables(other)
+            hint = f" ({show(name)} is a {other} variable: put it in {other}_vars)" if misplaced else ""
+            raise FieldError(
+                f"{key}[{k}]",
+                f"unknown variable {show(name)}{hint}; {kind} variables: {', '.join(known)} "
+                "(`ccsim list` shows which model offers which)",
+            )
 
 
 @dataclass(frozen=True)
@@ -399,6 +454,72 @@ class Scenario(StrictModel):
     def to_config(self) -> dict[str, Any]:
         """The core configuration (config.rs ``Config``) as a JSON-able dict."""
         return compile_scenario(self)
+
+    def overview(self) -> list[tuple[str, str]]:
+        """The scenario summed up in units, as (what, value) pairs: what the HTML table of a
+        notebook shows."""
+        facts = self._facts()
+        rows = [("description", self.description)] if self.description else []
+        rows.append(("topology", facts["topology"]))
+        if "bottleneck" in facts:
+            rows.append(("bottleneck", facts["bottleneck"]))
+        rows.append(("flows", facts["flows"]))
+        if self.control:
+            rows.append(("control loops", facts["control"]))
+        rows += [("duration", facts["duration"]), ("seed", f"{self.simulation.seed}")]
+        return rows
+
+    def _facts(self) -> dict[str, str]:
+        """The pieces of ``overview`` and ``repr``, in scenario units (``50Mbps``, ``2ms``)."""
+        net = self._network
+        facts = {"topology": f"{self.topology.kind} of {len(net.nodes)} nodes and {len(net.links)} links"}
+        bottleneck = self.bottleneck_queue()
+        for link in net.links:
+            for a, b, way in ((link.a, link.b, link.ab), (link.b, link.a, link.ba)):
+                if f"{a}->{b}" == bottleneck:
+                    rate, delay = units.format_rate(way.rate_bps), units.format_time(way.delay_ns)
+                    facts["bottleneck"] = f"{bottleneck} {rate} {delay} {way.queue.kind}"
+        kinds: dict[str, int] = {}
+        for flow, size in zip(self.flows, self.table_sizes()):
+            label = flow.transport.kind + (f" {flow.cc.kind}" if flow.cc is not None else "")
+            kinds[label] = kinds.get(label, 0) + size
+        total = sum(kinds.values())
+        facts["flows"] = f"{total} flow{'' if total == 1 else 's'}" + (
+            f" ({', '.join(f'{n} {k}' for k, n in kinds.items())})" if total else ""
+        )
+        loops = [loop.name or f"control[{i}]" for i, loop in enumerate(self.control)]
+        facts["control"] = f"{len(loops)} control loop{'' if len(loops) == 1 else 's'} ({', '.join(loops)})"
+        sim = self.simulation
+        facts["duration"] = units.format_time(sim.duration) + (
+            f" measured after {units.format_time(sim.warmup)}" if sim.warmup else ""
+        )
+        return facts
+
+    def __repr__(self) -> str:
+        facts = self._facts()
+        parts = []
+        if self.description:
+            text = self.description
+            parts.append(repr(text if len(text) <= 60 else text[:57] + "..."))
+        parts.append(facts["topology"])
+        if "bottleneck" in facts:
+            parts.append(f"bottleneck {facts['bottleneck']}")
+        parts.append(facts["flows"])
+        if self.control:
+            parts.append(facts["control"])
+        parts += [facts["duration"], f"seed {self.simulation.seed}"]
+        return f"Scenario({', '.join(parts)})"
+
+    def _repr_html_(self) -> str:
+        """A small summary table, for Jupyter."""
+        import html
+
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(what)}</th><td style='text-align:left'>"
+            f"{html.escape(value)}</td></tr>"
+            for what, value in self.overview()
+        )
+        return f"<table><caption style='text-align:left'>ccsim.Scenario</caption>{cells}</table>"
 
 
 def _over_pairs(flow: Flow) -> bool:
@@ -675,6 +796,8 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
             "rtt": trace.rtt if trace else False,
             # Only when there are captures: a configuration without them stays as it was.
             **({"pcap": list(trace.pcap)} if trace and trace.pcap else {}),
+            **({"flow_vars": list(trace.flow_vars)} if trace and trace.flow_vars else {}),
+            **({"queue_vars": list(trace.queue_vars)} if trace and trace.queue_vars else {}),
         },
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": jain_flows,

@@ -11,6 +11,12 @@
 //! same sizes. Deliberate discretisation: the drawn size is rounded to whole bytes and kept in
 //! [1 B, 10^15 B] (a Pareto draw above 10^15 B would never complete anyway). Over UDP the
 //! transfer is one datagram (UDP does not segment).
+//!
+//! A transfer is one message, written at the start, so its completion is the flow's: the flows
+//! table's `fct_s`, from the start (when the SYN, or without a handshake the first data packet,
+//! leaves) to the moment the receiving application has the last byte. Over TCP with
+//! `handshake` the application closes the connection once its data is acknowledged, with a FIN
+//! exchange (`tcp/sender/connection.rs`); it is the one application that ends.
 
 use super::{AppModel, Application, Socket};
 use crate::error::ConfigError;

@@ -193,6 +193,7 @@ pub const MODEL: TransportModel = TransportModel {
     name: "dccp",
     doc: "DCCP datagrams, never retransmitted, under CCID 2 (TCP-like, RFC 4341) or CCID 3 (TFRC, RFC 4342/5348)",
     params: PARAMS,
+    vars: &[],
     build: |args| {
         refuse_cc(&args, "DCCP chooses its congestion control with transport.ccid (2 or 3)")?;
         let cfg = DccpConfig::from_params(&args.params);

@@ -1,6 +1,7 @@
 //! Building a simulation from its configuration: every check names the offending field.
 
 use super::*;
+use crate::vars::{OfferedVars, COUNTER_COLUMNS, CWND_COLUMN, QUEUE_COLUMNS, QUEUE_VARS};
 
 /// At most this many names in the list of what is allowed of an error message.
 const LISTED_NAMES: usize = 12;
@@ -370,8 +371,133 @@ fn build_sampler(
         Vec::new()
     };
     let counter_flows: Vec<u32> = if cfg.trace.flow_counters { (0..n_flows).collect() } else { Vec::new() };
-    let columns = vec![Vec::new(); 3 * queues.len() + cwnd_flows.len() + 2 * counter_flows.len()];
-    Ok(Some(Sampler { interval, queues, cwnd_flows, counter_flows, time: Vec::new(), columns }))
+    let flow_vars = sampled_flow_vars(cfg, endpoints)?;
+    let queue_vars = sampled_queue_vars(cfg, links, &queues)?;
+    let columns = vec![
+        Vec::new();
+        QUEUE_COLUMNS.len() * queues.len()
+            + cwnd_flows.len()
+            + COUNTER_COLUMNS.len() * counter_flows.len()
+            + flow_vars.len()
+            + queue_vars.len()
+    ];
+    Ok(Some(Sampler { interval, queues, cwnd_flows, counter_flows, flow_vars, queue_vars, time: Vec::new(), columns }))
+}
+
+/// The names of `vars`, or "none of its own".
+fn var_names(vars: &[VarSpec]) -> String {
+    if vars.is_empty() {
+        return "none of its own".to_string();
+    }
+    vars.iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The error for a variable `name` (`field`) that none of `models` has: what each offers,
+/// then what every one of them has (`common`, `of_every`).
+fn no_such_var(
+    field: String,
+    name: &str,
+    models: &[(&'static str, &'static [VarSpec])],
+    common: &[VarSpec],
+    of_every: &str,
+) -> ConfigError {
+    let mut names: Vec<&str> = models.iter().map(|m| m.0).collect();
+    names.dedup();
+    let offers: Vec<String> = models.iter().map(|(m, vars)| format!("{m} offers: {}", var_names(vars))).collect();
+    let common = var_names(common);
+    ConfigError::new(
+        field,
+        format!("'{name}' is not a variable of {}; {}; {of_every}: {common}", names.join(" or "), offers.join("; ")),
+    )
+}
+
+/// Rule of `trace.flow_vars`: each variable named is sampled on every flow whose sender offers
+/// it (its own, or its congestion control's); a name that no flow offers, or one listed twice,
+/// is an error. The window is left out on flows whose `trace.cwnd` column samples it already.
+fn sampled_flow_vars(
+    cfg: &Config,
+    endpoints: &[Box<dyn Endpoint>],
+) -> Result<Vec<(u32, &'static VarSpec)>, ConfigError> {
+    if cfg.trace.flow_vars.is_empty() {
+        return Ok(Vec::new());
+    }
+    let offered: Vec<Option<OfferedVars>> = endpoints.iter().step_by(2).map(|e| e.vars()).collect();
+    let mut sampled = Vec::new();
+    for (i, name) in cfg.trace.flow_vars.iter().enumerate() {
+        let field = format!("trace.flow_vars[{i}]");
+        if cfg.trace.flow_vars[..i].contains(name) {
+            return Err(ConfigError::new(field, format!("'{name}' is listed twice")));
+        }
+        let mut found = false;
+        for (f, o) in offered.iter().enumerate() {
+            let Some(v) = o.as_ref().and_then(|o| o.find(name)) else { continue };
+            found = true;
+            let sampled_as_cwnd =
+                cfg.trace.cwnd && endpoints[2 * f].cwnd().is_some() && v.column() == CWND_COLUMN.column();
+            if !sampled_as_cwnd {
+                sampled.push((f as u32, v));
+            }
+        }
+        if !found {
+            let mut models: Vec<(&'static str, &'static [VarSpec])> =
+                offered.iter().flatten().map(|o| (o.model, o.model_vars)).collect();
+            models.sort_by_key(|m| m.0);
+            models.dedup_by_key(|m| m.0);
+            if models.is_empty() {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "'{name}' is not a variable of any flow: only TCP flows offer variables, and there are none"
+                    ),
+                ));
+            }
+            let own = offered.iter().flatten().next().map_or(&[][..], |o| o.own);
+            return Err(no_such_var(field, name, &models, own, "and every TCP sender"));
+        }
+    }
+    Ok(sampled)
+}
+
+/// Rule of `trace.queue_vars`: each variable named is sampled on every traced queue (`queues`)
+/// that has it (every queue's, `QUEUE_VARS`, or its discipline's); a name that no traced queue
+/// has, or one listed twice, is an error. `len` and `sojourn` are sampled for every traced
+/// queue anyway and add nothing.
+fn sampled_queue_vars(
+    cfg: &Config,
+    links: &[LinkDir],
+    queues: &[u32],
+) -> Result<Vec<(u32, &'static VarSpec)>, ConfigError> {
+    let mut sampled = Vec::new();
+    for (i, name) in cfg.trace.queue_vars.iter().enumerate() {
+        let field = format!("trace.queue_vars[{i}]");
+        if cfg.trace.queue_vars[..i].contains(name) {
+            return Err(ConfigError::new(field, format!("'{name}' is listed twice")));
+        }
+        if let Some(v) = crate::vars::find(QUEUE_VARS, name) {
+            if QUEUE_COLUMNS.iter().all(|c| c.name != v.name) {
+                sampled.extend(queues.iter().map(|&q| (q, v)));
+            }
+            continue;
+        }
+        let before = sampled.len();
+        sampled.extend(
+            queues.iter().filter_map(|&q| crate::vars::find(links[q as usize].queue.vars(), name).map(|v| (q, v))),
+        );
+        if sampled.len() == before {
+            let mut models: Vec<(&'static str, &'static [VarSpec])> =
+                queues.iter().map(|&q| (links[q as usize].queue.kind, links[q as usize].queue.vars())).collect();
+            models.sort_by_key(|m| m.0);
+            models.dedup_by_key(|m| m.0);
+            if models.is_empty() {
+                return Err(ConfigError::new(
+                    field,
+                    format!("'{name}' is not a variable of any traced queue: none is traced"),
+                ));
+            }
+            return Err(no_such_var(field, name, &models, QUEUE_VARS, "and every queue"));
+        }
+    }
+    Ok(sampled)
 }
 
 /// The packet captures of the link directions `trace.pcap` names, if it names any.
@@ -411,6 +537,145 @@ fn check_jain_flows(cfg: &Config, n_flows: usize) -> Result<Vec<u32>, ConfigErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{FlowSpec, LinkSpec, NodeSpec, TraceSpec};
+    use crate::params::ParamValue;
+    use crate::sim::time::{MS, SEC};
+
+    /// s0 -- A -- B -- r0: a 5 Mbit/s CoDel bottleneck (ECN), one TCP flow per congestion
+    /// control in `ccs`, then a UDP flow; traces every 100 ms.
+    fn traced(ccs: &[&str], flow_vars: &[&str], queue_vars: &[&str]) -> Config {
+        let dir = |rate, queue: AlgoSpec| DirSpec { rate_bps: rate, delay_ns: 2 * MS, loss: 0.0, queue };
+        let codel = AlgoSpec::named("codel").with("ecn", ParamValue::Bool(true));
+        let fast = || dir(100_000_000, AlgoSpec::named("droptail"));
+        let flow = |transport: &str, cc: Option<&str>, app: AlgoSpec| FlowSpec {
+            name: None,
+            src: 2,
+            dst: 3,
+            transport: AlgoSpec::named(transport),
+            cc: cc.map(AlgoSpec::named),
+            app,
+            start_ns: 0,
+            start_max_ns: None,
+            stop_ns: None,
+            group: None,
+        };
+        let mut flows: Vec<FlowSpec> = ccs.iter().map(|&cc| flow("tcp", Some(cc), AlgoSpec::named("bulk"))).collect();
+        flows.push(flow("udp", None, AlgoSpec::named("cbr").with("rate", ParamValue::Int(500_000))));
+        Config {
+            duration_ns: 2 * SEC,
+            warmup_ns: 0,
+            seed: 1,
+            nodes: vec![NodeSpec::router("A"), NodeSpec::router("B"), NodeSpec::host("s0"), NodeSpec::host("r0")],
+            links: vec![
+                LinkSpec { a: 0, b: 1, ab: dir(5_000_000, codel.clone()), ba: dir(5_000_000, codel) },
+                LinkSpec { a: 2, b: 0, ab: fast(), ba: fast() },
+                LinkSpec { a: 1, b: 3, ab: fast(), ba: fast() },
+            ],
+            flows,
+            trace: TraceSpec {
+                interval_ns: Some(100 * MS),
+                flow_vars: flow_vars.iter().map(|v| v.to_string()).collect(),
+                queue_vars: queue_vars.iter().map(|v| v.to_string()).collect(),
+                ..TraceSpec::default()
+            },
+            bottleneck: None,
+            jain_flows: None,
+            control: Vec::new(),
+        }
+    }
+
+    fn error(cfg: &Config) -> String {
+        let e = Simulation::new(cfg).err().expect("refused");
+        format!("{}: {}", e.field, e.message)
+    }
+
+    #[test]
+    fn named_variables_are_sampled_on_every_flow_and_queue_whose_model_has_them() {
+        let cfg = traced(&["cubic", "dctcp"], &["srtt", "cwnd", "w_max", "alpha"], &["count", "drops", "len"]);
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.run();
+        let r = sim.results();
+        let columns: Vec<&str> = r.traces.keys().map(String::as_str).collect();
+        let ours: Vec<&str> = columns
+            .iter()
+            .copied()
+            .filter(|c| {
+                c.contains(".srtt")
+                    || c.contains("w_max")
+                    || c.contains("alpha")
+                    || c.contains("count")
+                    || c.contains("drops")
+            })
+            .collect();
+        // Every TCP flow has srtt, cubic W_max, dctcp alpha; the UDP flow (2) none. Every
+        // traced queue (the routers') counts its drops; the CoDel ones have count.
+        assert_eq!(
+            ours,
+            [
+                "flow.0.srtt_s",
+                "flow.0.w_max_segs",
+                "flow.1.alpha",
+                "flow.1.srtt_s",
+                "queue.A->B.count",
+                "queue.A->B.drops",
+                "queue.A->s0.drops",
+                "queue.B->A.count",
+                "queue.B->A.drops",
+                "queue.B->r0.drops",
+            ]
+        );
+        // The window is trace.cwnd's column, once; len adds nothing to len_pkts.
+        assert!(columns.contains(&"flow.0.cwnd_bytes") && !columns.iter().any(|c| c.starts_with("flow.2.")));
+        assert_eq!(columns.iter().filter(|c| c.starts_with("queue.A->B.")).count(), 5);
+        let n = r.traces["time_s"].len();
+        assert_eq!(n, 21);
+        assert!(r.traces.values().all(|v| v.len() == n));
+        let srtt = &r.traces["flow.0.srtt_s"];
+        assert!(srtt[0].is_nan(), "no RTT sample at 0");
+        assert!(srtt[1..].iter().all(|&s| s >= 0.012), "at least the base RTT (4 x 2 ms and more): {srtt:?}");
+        let alpha = &r.traces["flow.1.alpha"];
+        assert!(alpha.iter().all(|a| (0.0..=1.0).contains(a)) && alpha[0] == 1.0 && alpha[n - 1] < 1.0, "{alpha:?}");
+        let drops = &r.traces["queue.A->B.drops"];
+        assert!(drops.windows(2).all(|w| w[0] <= w[1]));
+        assert!(drops[n - 1] <= r.queues.iter().find(|q| q.name == "A->B").unwrap().drops as f64);
+        // Without the variables, the same run gives the same results otherwise.
+        let mut plain = Simulation::new(&traced(&["cubic", "dctcp"], &[], &[])).unwrap();
+        plain.run();
+        let mut p = plain.results();
+        let mut q = sim.results();
+        q.traces.retain(|c, _| !ours.contains(&c.as_str()));
+        p.traces.clear();
+        q.traces.clear();
+        assert_eq!(serde_json::to_string(&p).unwrap(), serde_json::to_string(&q).unwrap());
+    }
+
+    #[test]
+    fn a_variable_no_traced_model_has_is_refused_with_what_they_offer() {
+        let e = error(&traced(&["cubic"], &["srtt", "alpha"], &[]));
+        assert!(
+            e.starts_with("trace.flow_vars[1]: 'alpha' is not a variable of cubic; cubic offers: w_max, k, w_est, cwnd_epoch, epoch_start; and every TCP sender: cwnd, ssthresh, srtt,"),
+            "{e}"
+        );
+        let e = error(&traced(&["cubic", "newreno"], &["alpha"], &[]));
+        assert!(
+            e.contains("not a variable of cubic or newreno; cubic offers: w_max,")
+                && e.contains("newreno offers: none of its own"),
+            "{e}"
+        );
+        let e = error(&traced(&[], &["cwnd"], &[]));
+        assert!(e.starts_with("trace.flow_vars[0]: 'cwnd' is not a variable of any flow: only TCP flows"), "{e}");
+        let e = error(&traced(&["cubic"], &[], &["drops", "drop_prob"]));
+        assert!(
+            e.starts_with("trace.queue_vars[1]: 'drop_prob' is not a variable of codel or droptail; codel offers: count, lastcount,")
+                && e.contains("droptail offers: none of its own; and every queue: len, sojourn, drops, marks"),
+            "{e}"
+        );
+        assert_eq!(error(&traced(&["cubic"], &["srtt", "srtt"], &[])), "trace.flow_vars[1]: 'srtt' is listed twice");
+        // Checked only when there are traces to sample.
+        let mut untraced = traced(&["cubic"], &["alpha"], &[]);
+        untraced.trace.interval_ns = None;
+        assert!(Simulation::new(&untraced).is_ok());
+    }
 
     #[test]
     fn lists_are_capped_and_times_read_as_scenario_files_write_them() {

@@ -25,6 +25,7 @@ use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{secs, Time};
 use crate::stats::FlowStats;
 use crate::transport::{TransportArgs, TRANSPORTS};
+use crate::vars::VarSpec;
 use std::collections::BTreeMap;
 
 mod build;
@@ -61,6 +62,12 @@ struct Sampler {
     cwnd_flows: Vec<u32>,
     /// Flows whose cumulative delivered bytes and retransmissions are sampled.
     counter_flows: Vec<u32>,
+    /// Model variables (`trace.flow_vars`): each flow with one of the variables its sender
+    /// offers, in column order.
+    flow_vars: Vec<(u32, &'static VarSpec)>,
+    /// Model variables (`trace.queue_vars`): each traced link direction with one of its
+    /// queue's variables, in column order.
+    queue_vars: Vec<(u32, &'static VarSpec)>,
     time: Vec<f64>,
     columns: Vec<Vec<f64>>,
 }
@@ -466,7 +473,8 @@ impl Simulation {
     fn deliver(&mut self, e: usize, pkt: Packet) {
         let f = e / 2;
         self.flow_stats[f].total_arrived += 1;
-        if e % 2 == 1 {
+        // A TCP sender's header-only segments (SYN, its ACKs, FIN: `handshake`) are not data.
+        if e % 2 == 1 && pkt.payload != 0 {
             self.flow_stats[f].received(self.now, self.now - pkt.ts);
         }
         self.call_endpoint(e, Call::Packet(&pkt));
@@ -514,6 +522,9 @@ impl Simulation {
         let events = std::mem::take(&mut self.ledgers[f].events);
         for m in &events {
             let s = &mut self.flow_stats[f];
+            if !m.lost {
+                s.last_message_at = m.at;
+            }
             if s.measuring(m.at) {
                 if m.lost {
                     s.messages_lost_network += 1;
@@ -802,6 +813,9 @@ impl Simulation {
         self.queue_events = events;
     }
 
+    /// Kept out of the event loop: it runs once per trace interval.
+    #[cold]
+    #[inline(never)]
     fn sample(&mut self) {
         let Some(s) = self.sampler.as_mut() else { return };
         s.time.push(secs(self.now));
@@ -822,6 +836,14 @@ impl Simulation {
             s.columns[c].push(fs.bytes_delivered as f64);
             s.columns[c + 1].push(fs.retransmissions as f64);
             c += 2;
+        }
+        for &(f, v) in &s.flow_vars {
+            s.columns[c].push(self.endpoints[2 * f as usize].model.var(v.name).unwrap_or(f64::NAN));
+            c += 1;
+        }
+        for &(q, v) in &s.queue_vars {
+            s.columns[c].push(self.links[q as usize].queue.var(v.name).unwrap_or(f64::NAN));
+            c += 1;
         }
         let next = self.now + s.interval;
         if next <= self.duration {

@@ -1,6 +1,7 @@
 //! What a run measured: conservation checks, accessors for tests, and the results tables.
 
 use super::*;
+use crate::vars::{COUNTER_COLUMNS, CWND_COLUMN, QUEUE_COLUMNS};
 
 impl Simulation {
     // ----- checks and results -----
@@ -69,6 +70,13 @@ impl Simulation {
                     transport: info.transport.clone(),
                     app: info.app.clone(),
                     start_s: secs(info.start),
+                    // A transfer is one message: complete once it is delivered and nothing is
+                    // pending. It starts at the flow's start, when its SYN (with a handshake)
+                    // or its first data packet leaves.
+                    fct_s: (info.app == crate::app::transfer::MODEL.name
+                        && self.ledgers[i].pending() == 0
+                        && s.last_message_at > 0)
+                        .then(|| secs(s.last_message_at - info.start)),
                     bytes_delivered: s.bytes_delivered,
                     bytes_received: s.bytes_received,
                     goodput_bps: per_sec(s.bytes_received as f64 * 8.0),
@@ -172,19 +180,29 @@ impl Simulation {
             let mut c = 0;
             for &q in &s.queues {
                 let name = &self.links[q as usize].name;
-                traces.insert(format!("queue.{name}.len_pkts"), s.columns[c].clone());
-                traces.insert(format!("queue.{name}.len_bytes"), s.columns[c + 1].clone());
-                traces.insert(format!("queue.{name}.sojourn_s"), s.columns[c + 2].clone());
-                c += 3;
+                for v in &QUEUE_COLUMNS {
+                    traces.insert(format!("queue.{name}.{}", v.column()), s.columns[c].clone());
+                    c += 1;
+                }
             }
             for &f in &s.cwnd_flows {
-                traces.insert(format!("flow.{f}.cwnd_bytes"), s.columns[c].clone());
+                traces.insert(format!("flow.{f}.{}", CWND_COLUMN.column()), s.columns[c].clone());
                 c += 1;
             }
             for &f in &s.counter_flows {
-                traces.insert(format!("flow.{f}.delivered_bytes"), s.columns[c].clone());
-                traces.insert(format!("flow.{f}.retransmissions"), s.columns[c + 1].clone());
-                c += 2;
+                for v in &COUNTER_COLUMNS {
+                    traces.insert(format!("flow.{f}.{}", v.column()), s.columns[c].clone());
+                    c += 1;
+                }
+            }
+            for &(f, v) in &s.flow_vars {
+                traces.insert(format!("flow.{f}.{}", v.column()), s.columns[c].clone());
+                c += 1;
+            }
+            for &(q, v) in &s.queue_vars {
+                let name = &self.links[q as usize].name;
+                traces.insert(format!("queue.{name}.{}", v.column()), s.columns[c].clone());
+                c += 1;
             }
         }
         Results {

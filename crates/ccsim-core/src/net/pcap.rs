@@ -15,12 +15,22 @@
 //!   64, a correct header checksum. Node i has address 10.0.0.0 + i + 1 (node 0 is 10.0.0.1).
 //! - Ports: a flow's sender uses 10000 + (flow mod 55 536), its receiver 5001 + flow / 55 536,
 //!   so that every flow has its own 5-tuple.
-//! - TCP (RFC 9293): ccsim starts its connections established, without SYN or FIN, so none
-//!   appears and every segment carries ACK. Sequence numbers are ccsim's 64-bit byte offsets
-//!   plus an initial sequence number, modulo 2^32: the sender's ISN is
-//!   `flow * 2654435761 mod 2^32`, the receiver's that plus 2^31 (the receiver sends no data,
-//!   so its sequence number stays at its ISN, and the sender acknowledges exactly that).
-//!   ECE and CWR as the packet carries them (RFC 3168 §6.1). Options, as far as the header
+//! - TCP (RFC 9293): without `handshake` ccsim starts its connections established, without
+//!   SYN or FIN, and every segment carries ACK. With it, the SYN carries SYN, the SYN-ACK SYN
+//!   and ACK, the FINs FIN and ACK (ccsim's shared `FLAG_SYN_FIN`, told apart by
+//!   `tcp::Control`), every other segment ACK; the SYN and each FIN take a sequence number,
+//!   as in TCP. Sequence numbers are ccsim's 64-bit byte offsets plus an initial sequence
+//!   number, modulo 2^32: the sender's ISN is `flow * 2654435761 mod 2^32`, the receiver's
+//!   that plus 2^31. Without a handshake the data start at the ISN, and the receiver, which
+//!   sends no data, stays at its ISN and is acknowledged at exactly that. With one (the flow's
+//!   SYN seen leaving on any link direction, traced or not) the SYNs sit at the ISNs and the
+//!   data start one further; the receiver's FIN sits at its ISN + 1, and the sender
+//!   acknowledges ISN + 1 after the SYN-ACK and ISN + 2 after the receiver's FIN. ECE and CWR
+//!   as the packet carries them (RFC 3168 §6.1; Accurate ECN's AE flag is not written).
+//!   A SYN or SYN-ACK (if the header bytes ccsim counts leave the 20 bytes) has the options
+//!   it offers (`tcp::SynOptions`) in Linux's order: MSS (kind 2), SACK-permitted (kind 4, if
+//!   offered; else two NOPs), timestamps (kind 8; TSecr 0 on the SYN), NOP, window scale
+//!   (kind 3). Other segments' options, as far as the header
 //!   bytes ccsim counts for the packet (`size - payload`) leave room, in this order:
 //!   timestamps (NOP, NOP, kind 8, RFC 7323 §3) with TSval and TSecr in microseconds of
 //!   simulated time modulo 2^32 (data segments echo 0: ccsim's sender echoes nothing), then
@@ -28,7 +38,8 @@
 //!   ccsim counts (at most 60 bytes). With the default `header` of 52 bytes and SACK's
 //!   4 + 8n bytes, the TCP header written is exactly what ccsim counts, and the payload
 //!   length a dissector derives is ccsim's. Window: data segments advertise 65 535 (the
-//!   sender's receive window is not modelled); ACKs the receiver's window in bytes shifted
+//!   sender's receive window is not modelled); SYN and SYN-ACK their window unscaled (RFC
+//!   7323 §2.2), 65 535 at most; ACKs the receiver's window in bytes shifted
 //!   right by `WINDOW_SHIFT` (RFC 7323 §2.3, window scale 7, rounded down, 65 535 at most);
 //!   without a handshake a reader must be told the scale (Wireshark: `-o
 //!   tcp.default_window_scaling:7`). ccsim's own flags (ENCN's NC and its echo, E-DCTCP's
@@ -52,6 +63,7 @@ use std::collections::BTreeMap;
 
 use crate::packet::{Kind, Packet, FLAG_CWR, FLAG_ECE, FLAG_LOST};
 use crate::sim::time::Time;
+use crate::tcp::{Control, SynOptions};
 
 /// The libpcap magic number of files with nanosecond timestamps.
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
@@ -64,8 +76,8 @@ pub const SNAPLEN: u32 = IPV4_HEADER + MAX_TRANSPORT_HEADER;
 pub const FILE_HEADER: usize = 24;
 /// Bytes of a record header.
 pub const RECORD_HEADER: usize = 16;
-/// The right shift applied to ACKs' receive windows (the TCP window scale).
-pub const WINDOW_SHIFT: u32 = 7;
+/// The right shift applied to ACKs' receive windows (the TCP window scale the SYNs offer).
+pub const WINDOW_SHIFT: u32 = crate::tcp::WINDOW_SHIFT as u32;
 
 const IPV4_HEADER: u32 = 20;
 const MAX_TRANSPORT_HEADER: u32 = 60;
@@ -92,6 +104,21 @@ pub struct Pcap {
     captures: Vec<(String, Vec<u8>)>,
     /// Per flow: its sender's and its receiver's host (node indices).
     flows: Vec<(u32, u32)>,
+    /// Per flow, how its sequence numbers run (`Phase`), from its packets seen leaving any
+    /// link direction.
+    phases: Vec<Phase>,
+}
+
+/// Where a flow's connection is, for its sequence numbers: a SYN and a FIN each take one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+enum Phase {
+    /// No SYN seen: the flow started established (no handshake).
+    #[default]
+    Established,
+    /// The SYN was seen: the sender's data start at its ISN + 1, the receiver's at its ISN + 1.
+    Opened,
+    /// The receiver's FIN was seen: the sender acknowledges the receiver's ISN + 2.
+    Closed,
 }
 
 const NOT_TRACED: u32 = u32::MAX;
@@ -109,7 +136,8 @@ impl Pcap {
                 captures.push((names[l as usize].clone(), file_header()));
             }
         }
-        Pcap { by_link, captures, flows }
+        let phases = vec![Phase::default(); flows.len()];
+        Pcap { by_link, captures, flows, phases }
     }
 
     /// `pkt` leaves link direction `link`'s transmitter at `now`: append its record if that
@@ -118,12 +146,20 @@ impl Pcap {
     #[cold]
     #[inline(never)]
     pub fn record(&mut self, link: usize, now: Time, pkt: &Packet) {
-        let c = self.by_link[link];
-        if c == NOT_TRACED {
-            return;
+        // Every packet of every flow is seen here, traced or not: a flow's SYN leaves its
+        // sender's link before anything else of it, its receiver's FIN before the last ACK.
+        let f = pkt.flow as usize;
+        let control = if matches!(pkt.kind, Kind::TcpData | Kind::TcpAck) { Control::of(pkt) } else { None };
+        if control == Some(Control::Syn) {
+            self.phases[f] = self.phases[f].max(Phase::Opened);
         }
-        let ends = self.flows[pkt.flow as usize];
-        append_record(&mut self.captures[c as usize].1, now, pkt, ends);
+        let c = self.by_link[link];
+        if c != NOT_TRACED {
+            append_record(&mut self.captures[c as usize].1, now, pkt, self.flows[f], self.phases[f]);
+        }
+        if control == Some(Control::Fin) && pkt.kind.to_sender() {
+            self.phases[f] = Phase::Closed;
+        }
     }
 
     /// Every capture so far as the bytes of a pcap file, by link direction name.
@@ -162,8 +198,9 @@ pub fn isns(flow: u32) -> (u32, u32) {
     (s, s.wrapping_add(1 << 31))
 }
 
-/// Append one record: its header, then the packet's IPv4 and transport headers.
-fn append_record(buf: &mut Vec<u8>, now: Time, pkt: &Packet, (sender, receiver): (u32, u32)) {
+/// Append one record: its header, then the packet's IPv4 and transport headers; `phase` says
+/// how the flow's TCP sequence numbers run.
+fn append_record(buf: &mut Vec<u8>, now: Time, pkt: &Packet, (sender, receiver): (u32, u32), phase: Phase) {
     let mut h = [0u8; (IPV4_HEADER + MAX_TRANSPORT_HEADER) as usize];
     let to_sender = pkt.kind.to_sender();
     let (src, dst) = if to_sender { (receiver, sender) } else { (sender, receiver) };
@@ -176,7 +213,7 @@ fn append_record(buf: &mut Vec<u8>, now: Time, pkt: &Packet, (sender, receiver):
         t[0..2].copy_from_slice(&sport.to_be_bytes());
         t[2..4].copy_from_slice(&dport.to_be_bytes());
         match pkt.kind {
-            Kind::TcpData | Kind::TcpAck => (PROTO_TCP, tcp_header(t, pkt, counted)),
+            Kind::TcpData | Kind::TcpAck => (PROTO_TCP, tcp_header(t, pkt, counted, phase)),
             Kind::Udp => {
                 let len = pkt.size.saturating_sub(IPV4_HEADER).min(0xffff) as u16;
                 t[4..6].copy_from_slice(&len.to_be_bytes());
@@ -220,17 +257,35 @@ fn append_record(buf: &mut Vec<u8>, now: Time, pkt: &Packet, (sender, receiver):
 }
 
 /// Write the TCP header from byte 4 on (the ports are written) into `t`; its length.
-fn tcp_header(t: &mut [u8], pkt: &Packet, counted: u32) -> u32 {
+fn tcp_header(t: &mut [u8], pkt: &Packet, counted: u32, phase: Phase) -> u32 {
+    let control = Control::of(pkt);
+    let syn = control == Some(Control::Syn);
+    // With a handshake each end's SYN takes the sequence number at its ISN.
     let (isn_s, isn_r) = isns(pkt.flow);
+    let opened = (phase >= Phase::Opened) as u32;
+    let (isn_s, isn_r) = (isn_s.wrapping_add(opened), isn_r.wrapping_add(opened));
+    let unscaled = pkt.window.min(0xffff);
     let (seq, ack, window) = if pkt.kind == Kind::TcpData {
-        (isn_s.wrapping_add(pkt.seq as u32), isn_r, 0xffff)
+        if syn {
+            // A SYN acknowledges nothing: its ACK flag is clear, its acknowledgement number 0.
+            (isn_s.wrapping_sub(1), 0, unscaled)
+        } else {
+            (isn_s.wrapping_add(pkt.seq as u32), isn_r.wrapping_add((phase == Phase::Closed) as u32), 0xffff)
+        }
     } else {
         let acked = if pkt.flags & FLAG_LOST != 0 { pkt.seq } else { pkt.ack };
-        (isn_r, isn_s.wrapping_add(acked as u32), (pkt.window >> WINDOW_SHIFT).min(0xffff))
+        let seq = if syn { isn_r.wrapping_sub(1) } else { isn_r };
+        (seq, isn_s.wrapping_add(acked as u32), if syn { unscaled } else { (pkt.window >> WINDOW_SHIFT).min(0xffff) })
     };
     t[4..8].copy_from_slice(&seq.to_be_bytes());
     t[8..12].copy_from_slice(&ack.to_be_bytes());
-    let mut flags = 0x10; // ACK
+    // ACK on every segment but the SYN; SYN (0x02) or FIN (0x01) on the handshake's.
+    let mut flags = match (control, pkt.kind) {
+        (Some(Control::Syn), Kind::TcpData) => 0x02,
+        (Some(Control::Syn), _) => 0x12,
+        (Some(Control::Fin), _) => 0x11,
+        (None, _) => 0x10,
+    };
     if pkt.flags & FLAG_ECE != 0 {
         flags |= 0x40;
     }
@@ -242,7 +297,9 @@ fn tcp_header(t: &mut [u8], pkt: &Packet, counted: u32) -> u32 {
     // Options, as far as the header bytes ccsim counts leave room.
     let room = counted.clamp(TCP_HEADER, MAX_TRANSPORT_HEADER) & !3;
     let mut at = TCP_HEADER as usize;
-    if room as usize >= at + 12 {
+    if syn && room as usize >= at + SYN_OPTIONS {
+        at += syn_options(&mut t[at..at + SYN_OPTIONS], pkt);
+    } else if room as usize >= at + 12 {
         t[at..at + 4].copy_from_slice(&[1, 1, 8, 10]);
         t[at + 4..at + 8].copy_from_slice(&micros(pkt.ts).to_be_bytes());
         t[at + 8..at + 12].copy_from_slice(&micros(pkt.ts_echo).to_be_bytes());
@@ -263,6 +320,24 @@ fn tcp_header(t: &mut [u8], pkt: &Packet, counted: u32) -> u32 {
     let len = room.max(at as u32);
     t[12] = ((len / 4) as u8) << 4;
     len
+}
+
+/// The bytes of a SYN's or SYN-ACK's options.
+const SYN_OPTIONS: usize = 20;
+
+/// Write the options the SYN or SYN-ACK `pkt` offers into `t` (`SYN_OPTIONS` bytes), in the
+/// order Linux writes them; their length.
+fn syn_options(t: &mut [u8], pkt: &Packet) -> usize {
+    let o = SynOptions::read(pkt);
+    let mss = o.mss.min(0xffff) as u16;
+    t[0..4].copy_from_slice(&[2, 4, (mss >> 8) as u8, mss as u8]);
+    t[4..6].copy_from_slice(if o.sack { &[4, 2] } else { &[1, 1] });
+    t[6..8].copy_from_slice(&[8, 10]);
+    let (tsval, tsecr) = if o.timestamps { (micros(pkt.ts), micros(pkt.ts_echo)) } else { (0, 0) };
+    t[8..12].copy_from_slice(&tsval.to_be_bytes());
+    t[12..16].copy_from_slice(&tsecr.to_be_bytes());
+    t[16..20].copy_from_slice(&[1, 3, 3, o.wscale]);
+    SYN_OPTIONS
 }
 
 /// Write the DCCP header from byte 4 on into `t`; its length.
@@ -354,7 +429,7 @@ mod tests {
     /// The one record of a capture of `pkt` sent at `now` by flow 3 from node 4 to node 9.
     fn one(now: Time, pkt: Packet) -> Record {
         let mut buf = file_header();
-        append_record(&mut buf, now, &pkt, (4, 9));
+        append_record(&mut buf, now, &pkt, (4, 9), Phase::Established);
         records(&buf).remove(0)
     }
 
@@ -525,6 +600,63 @@ mod tests {
         let mut plain = Simulation::new(&network(Vec::new())).unwrap();
         plain.run();
         assert!(plain.pcap().is_empty());
+    }
+
+    #[test]
+    fn a_handshake_and_a_close_are_written_with_syn_fin_and_the_syn_options() {
+        // s0 -- A -- B -- r0 (no losses): a 5 000-byte transfer over TCP with a handshake and
+        // ECN, captured on the sender's link both ways.
+        let mut cfg = network(vec!["s0->A".into(), "A->s0".into()]);
+        cfg.links[0].ab.loss = 0.0;
+        let tcp = AlgoSpec::named("tcp").with("ecn", ParamValue::Bool(true)).with("handshake", ParamValue::Bool(true));
+        cfg.flows = vec![FlowSpec {
+            transport: tcp,
+            app: AlgoSpec::named("transfer").with("size", ParamValue::Int(5000)),
+            ..cfg.flows[0].clone()
+        }];
+        let mut sim = Simulation::new(&cfg).unwrap();
+        sim.run();
+        sim.check_conservation().unwrap();
+        let files = sim.pcap();
+        let (isn_s, isn_r) = isns(0);
+        // TCP header fields of each record: (flags, seq - ISN, ack - ISN, header bytes, payload).
+        let fields = |name: &str, isn_seq: u32, isn_ack: u32| -> Vec<(u8, u32, u32, u8, u16)> {
+            records(&files[name])
+                .iter()
+                .map(|r| {
+                    let (h, t) = (&r.4, &r.4[20..]);
+                    check_sums(h);
+                    let ack = if t[13] & 0x10 != 0 { u32_be(t, 8).wrapping_sub(isn_ack) } else { u32_be(t, 8) };
+                    let len = u16_be(h, 2) - 20 - 4 * (t[12] >> 4) as u16;
+                    (t[13], u32_be(t, 4).wrapping_sub(isn_seq), ack, 4 * (t[12] >> 4), len)
+                })
+                .collect()
+        };
+        let out = fields("s0->A", isn_s, isn_r);
+        // SYN with ECE and CWR (RFC 3168 §6.1.1), no ACK, at the ISN, 40-byte header; the
+        // handshake's ACK; the data from ISN + 1 (1448 B segments); the FIN after the last
+        // byte; the ACK of the receiver's FIN at ISN + 2.
+        assert_eq!(out[0], (0x02 | 0x40 | 0x80, 0, 0, 40, 0));
+        assert_eq!(out[1], (0x10, 1, 1, 32, 0));
+        let data: Vec<(u32, u16)> = out[2..6].iter().map(|r| (r.1, r.4)).collect();
+        assert_eq!(data, vec![(1, 1448), (1449, 1448), (2897, 1448), (4345, 656)]);
+        assert_eq!(&out[6..], &[(0x11, 5001, 1, 32, 0), (0x10, 5002, 2, 32, 0)]);
+        let back = fields("A->s0", isn_r, isn_s);
+        // SYN-ACK with ECE alone, at the receiver's ISN, acknowledging the SYN; its ACKs from
+        // ISN + 1; its FIN at ISN + 1 acknowledging the sender's FIN (5000 + 2).
+        assert_eq!(back[0], (0x12 | 0x40, 0, 1, 40, 0));
+        assert!(back[1..back.len() - 1].iter().all(|r| r.0 == 0x10 && r.1 == 1));
+        assert_eq!(back.last(), Some(&(0x11, 1, 5002, 32, 0)));
+        // The SYN's options, in Linux's order: MSS 1448, SACK-permitted, timestamps (TSecr 0),
+        // NOP, window scale 7; its window unscaled.
+        let syn = &records(&files["s0->A"])[0].4[20..];
+        assert_eq!(&syn[20..26], &[2, 4, 0x05, 0xa8, 4, 2]);
+        assert_eq!((&syn[26..28], u32_be(syn, 32)), (&[8u8, 10][..], 0));
+        assert_eq!((&syn[36..40], u16_be(syn, 14)), (&[1u8, 3, 3, 7][..], 65_535));
+        let results = sim.results();
+        let flow = &results.flows[0];
+        assert!(flow.connect_s.is_some() && flow.fct_s.is_some() && flow.syn_retransmissions == 0);
+        assert_eq!((flow.packets_sent, flow.packets_received), (4, 4), "data packets only");
     }
 
     #[test]

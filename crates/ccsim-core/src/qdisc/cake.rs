@@ -101,7 +101,7 @@
 use crate::registry::Randomness;
 use std::collections::VecDeque;
 
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::Packet;
 use crate::params::{Name, ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::rng::Rng;
@@ -768,6 +768,18 @@ fn hash32(z: u64) -> u32 {
 /// Salt that keeps host hashes apart from flow hashes.
 const HOST_SALT: u64 = 0x6A09_E667_F3BC_C908;
 
+/// CAKE's traceable variables: its flow queues by state, over all tins (as `tc -s qdisc`
+/// reports them per tin).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new("sparse_flows", VarUnit::Count, "flow queues counted sparse (Linux sparse_flow_count)"),
+    VarSpec::new("bulk_flows", VarUnit::Count, "flow queues counted bulk (Linux bulk_flow_count)"),
+    VarSpec::new(
+        "decaying_flows",
+        VarUnit::Count,
+        "emptied flow queues whose COBALT state is decaying (Linux decaying_flow_count)",
+    ),
+];
+
 /// The CAKE queue discipline.
 pub struct Cake {
     /// Configuration.
@@ -1189,6 +1201,20 @@ impl QueueDisc for Cake {
         if iso.src() || iso.dst() {
             self.flow_hosts = hosts.to_vec();
         }
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        let sum = |count: fn(&Tin) -> u32| self.tins.iter().map(count).sum::<u32>() as f64;
+        Some(match name {
+            "sparse_flows" => sum(|t| t.sparse),
+            "bulk_flows" => sum(|t| t.bulk),
+            "decaying_flows" => sum(|t| t.decaying),
+            _ => return None,
+        })
     }
 }
 

@@ -24,7 +24,7 @@
 //! sizes simulated (Linux avoids it by leaving holes in a ring buffer).
 
 use super::red::{Red, RedCore, CHOKE_PARAMS};
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec};
 use crate::packet::Packet;
 use crate::params::{Params, Size};
 use crate::registry::Randomness;
@@ -90,6 +90,14 @@ impl QueueDisc for Choke {
 
     fn on_wakeup(&mut self, ctx: &mut QdiscCtx) {
         self.red.on_wakeup(ctx);
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        self.red.vars()
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        self.red.var(name)
     }
 }
 

@@ -28,10 +28,10 @@
 use crate::registry::Randomness;
 
 use super::fifo::Fifo;
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
-use crate::sim::time::{Time, MS};
+use crate::sim::time::{secs, Time, MS};
 
 /// `target`: RFC 8289 §4.4 (5 ms).
 pub(crate) const TARGET_SPEC: ParamSpec = ParamSpec::new(
@@ -144,7 +144,36 @@ pub struct CodelVars {
     pub dropping: bool,
 }
 
+/// CoDel's traceable variables (RFC 8289 §5 names), also FQ-CoDel's per-queue state.
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new("count", VarUnit::Count, "drops (or marks) since entering the dropping state, plus the count reused (RFC 8289 count)"),
+    VarSpec::new("lastcount", VarUnit::Count, "count just after the last entry into the dropping state (RFC 8289 lastcount)"),
+    VarSpec::new("dropping", VarUnit::State, "1 in the dropping state, else 0 (RFC 8289 dropping)"),
+    VarSpec::new(
+        "drop_next",
+        VarUnit::Seconds,
+        "time of the next drop (or mark) in the dropping state, simulated time; kept from the last episode outside it (RFC 8289 drop_next)",
+    ),
+    VarSpec::new(
+        "first_above_time",
+        VarUnit::Seconds,
+        "time at which the sojourn time will have stayed above target for an interval; 0 while below (RFC 8289 first_above_time)",
+    ),
+];
+
 impl CodelVars {
+    /// The value of variable `name` of [`VARS`].
+    pub fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "count" => self.count as f64,
+            "lastcount" => self.lastcount as f64,
+            "dropping" => u8::from(self.dropping) as f64,
+            "drop_next" => secs(self.drop_next),
+            "first_above_time" => secs(self.first_above_time),
+            _ => return None,
+        })
+    }
+
     /// RFC 8289 `dodequeue`: take the head packet and say whether CoDel may drop it.
     fn dodequeue<S: PacketStore>(&mut self, p: &CodelParams, store: &mut S, now: Time) -> (Option<Packet>, bool) {
         let Some(pkt) = store.pop_head() else {
@@ -266,6 +295,14 @@ impl QueueDisc for Codel {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        self.vars.var(name)
+    }
 }
 
 #[cfg(test)]
@@ -361,6 +398,25 @@ mod tests {
         assert_eq!(drops, expect);
         assert!(h.disc.vars.dropping);
         assert_eq!(h.disc.vars.count, count);
+    }
+
+    #[test]
+    fn traced_variables_are_the_control_law_state() {
+        let read = |h: &Harness<Codel>| VARS.iter().map(|v| h.disc.var(v.name).unwrap()).collect::<Vec<_>>();
+        let names: Vec<&str> = VARS.iter().map(|v| v.name).collect();
+        assert_eq!(names, ["count", "lastcount", "dropping", "drop_next", "first_above_time"]);
+        // The ramp of the test above: the sojourn reaches target at 50 ms, so at 100 ms CoDel
+        // waits for first_above_time = 150 ms and has dropped nothing.
+        let mut h = codel(CodelParams::default(), 100_000);
+        ramp(&mut h, 90, 100, 100 * MS);
+        assert_eq!(read(&h), [0.0, 0.0, 0.0, 0.0, 0.150]);
+        // At 260 ms: entry at 150 ms (count 1, lastcount 1, drop_next 250 ms), the second
+        // drop at 250 ms (count 2, drop_next = 250 ms + 100 ms / sqrt(2) = 320.710678 ms).
+        let mut h = codel(CodelParams::default(), 100_000);
+        ramp(&mut h, 90, 100, 260 * MS);
+        assert_eq!(h.early_drop_times(), [150 * MS, 250 * MS]);
+        assert_eq!(read(&h), [2.0, 1.0, 1.0, 0.320_710_678, 0.150]);
+        assert_eq!(h.disc.var("len"), None, "every queue's variables are the wrapper's");
     }
 
     #[test]

@@ -78,7 +78,7 @@ use crate::registry::Randomness;
 
 use super::fifo::Fifo;
 use super::pie_vars::next_update_after;
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::{Ecn, Packet};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::time::{Time, MS, SEC};
@@ -512,7 +512,47 @@ impl QueueDisc for DualPi2 {
         self.update(ctx.now);
         self.next_update = next_update_after(self.next_update, ctx.now, self.cfg.tupdate);
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "base_prob" => self.prob,
+            "classic_prob" => self.prob * self.prob,
+            "coupled_prob" => (self.cfg.k * self.prob).min(1.0),
+            "qdelay" => secs(self.last_qdelay),
+            "l_len" => self.l.len() as f64,
+            "c_len" => self.c.len() as f64,
+            "step_marks" => self.step_marks as f64,
+            _ => return None,
+        })
+    }
 }
+
+/// DualPI2's traceable variables (RFC 9332 Appendix A names where it has them).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new("base_prob", VarUnit::Probability, "base probability p' of the PI controller (RFC 9332 p')"),
+    VarSpec::new("classic_prob", VarUnit::Probability, "drop or mark probability of the C queue, p'^2 (RFC 9332 p_C)"),
+    VarSpec::new(
+        "coupled_prob",
+        VarUnit::Probability,
+        "coupled mark probability of the L queue, k p' up to 1 (RFC 9332 p_CL)",
+    ),
+    VarSpec::new(
+        "qdelay",
+        VarUnit::Seconds,
+        "queueing delay the last update used (RFC 9332 q; Linux: the larger head sojourn of the two queues)",
+    ),
+    VarSpec::new("l_len", VarUnit::Packets, "packets in the L queue"),
+    VarSpec::new("c_len", VarUnit::Packets, "packets in the C queue"),
+    VarSpec::new(
+        "step_marks",
+        VarUnit::Count,
+        "CE marks by the native L AQM (step or ramp) since the start, warm-up included",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

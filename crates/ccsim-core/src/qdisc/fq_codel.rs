@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 
 use super::codel::{CodelParams, CodelVars, PacketStore, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
 use super::fifo::Fifo;
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::rng::Rng;
@@ -307,6 +307,15 @@ impl<V, S> FqScheduler<V, S> {
         self.total.pkts
     }
 
+    /// The value of the scheduler's variable `name`: [`NEW_FLOWS`] or [`OLD_FLOWS`].
+    pub fn list_var(&self, name: &str) -> Option<f64> {
+        match name {
+            "new_flows" => Some(self.new_flows.len() as f64),
+            "old_flows" => Some(self.old_flows.len() as f64),
+            _ => None,
+        }
+    }
+
     /// Bytes held.
     pub fn len_bytes(&self) -> u64 {
         self.total.bytes
@@ -368,7 +377,39 @@ impl QueueDisc for FqCodel {
     fn len_bytes(&self) -> u64 {
         self.total.bytes
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        let dropping = || self.queues.iter().filter(|q| q.aqm.dropping);
+        Some(match name {
+            "dropping_flows" => dropping().count() as f64,
+            "max_count" => dropping().map(|q| q.aqm.count).max().unwrap_or(0) as f64,
+            _ => return self.list_var(name),
+        })
+    }
 }
+
+/// The scheduler's variables, FQ-CoDel's and FQ-PIE's.
+pub(crate) const NEW_FLOWS: VarSpec =
+    VarSpec::new("new_flows", VarUnit::Count, "flow queues on the new list (RFC 8290 new_flows)");
+/// See [`NEW_FLOWS`].
+pub(crate) const OLD_FLOWS: VarSpec =
+    VarSpec::new("old_flows", VarUnit::Count, "flow queues on the old list (RFC 8290 old_flows)");
+
+/// FQ-CoDel's traceable variables: the scheduler's lists and CoDel's state over the flow queues.
+pub static VARS: &[VarSpec] = &[
+    NEW_FLOWS,
+    OLD_FLOWS,
+    VarSpec::new("dropping_flows", VarUnit::Count, "flow queues whose CoDel is in the dropping state"),
+    VarSpec::new(
+        "max_count",
+        VarUnit::Count,
+        "largest CoDel count among the flow queues in the dropping state; 0 when none",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -54,10 +54,10 @@
 
 use crate::registry::Randomness;
 
-use super::fq_codel::FqScheduler;
+use super::fq_codel::{FqScheduler, NEW_FLOWS, OLD_FLOWS};
 use super::pie::PieConfig;
 use super::pie_vars::{next_update_after, PieVars};
-use super::{QdiscCtx, QueueDisc, QueueModel};
+use super::{QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::time::{Time, MS};
@@ -272,7 +272,25 @@ impl QueueDisc for FqPie {
         }
         s.next_update = next_update_after(s.next_update, ctx.now, s.cfg.tupdate);
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        match name {
+            "max_drop_prob" => Some(self.queues.iter().map(|q| q.aqm.drop_prob()).fold(0.0, f64::max)),
+            _ => self.list_var(name),
+        }
+    }
 }
+
+/// FQ-PIE's traceable variables: the scheduler's lists and PIE's state over the flow queues.
+pub static VARS: &[VarSpec] = &[
+    NEW_FLOWS,
+    OLD_FLOWS,
+    VarSpec::new("max_drop_prob", VarUnit::Probability, "largest PIE drop probability among the flow queues"),
+];
 
 #[cfg(test)]
 mod tests {

@@ -38,6 +38,7 @@ use crate::packet::{Ecn, Kind, Packet, FLAG_LN};
 use crate::params::{ParamSpec, Params, Size};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
+pub use crate::vars::{VarSpec, VarUnit, QUEUE_VARS};
 
 /// Why a discipline dropped a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +186,18 @@ pub trait QueueDisc: Send {
     fn take_droptail(&mut self) -> Option<droptail::DropTail> {
         None
     }
+    /// The discipline's variables that traces can sample (`trace.queue_vars`): a static
+    /// table, the same for every instance built from the same parameters, which the registry
+    /// reads from an instance at its defaults. Names differ from those every queue has
+    /// ([`QUEUE_VARS`]).
+    fn vars(&self) -> &'static [VarSpec] {
+        &[]
+    }
+    /// The current value of variable `name`, one of [`QueueDisc::vars`] (`None` for any other
+    /// name); NaN while it is undefined. Read every trace interval, never per packet.
+    fn var(&self, _name: &str) -> Option<f64> {
+        None
+    }
 }
 
 /// The discipline inside a [`Queue`]: DropTail, the common case, is called directly (its
@@ -240,6 +253,18 @@ impl Disc {
         match self {
             Disc::DropTail(d) => d.on_wakeup(ctx),
             Disc::Dyn(d) => d.on_wakeup(ctx),
+        }
+    }
+    fn vars(&self) -> &'static [VarSpec] {
+        match self {
+            Disc::DropTail(d) => d.vars(),
+            Disc::Dyn(d) => d.vars(),
+        }
+    }
+    fn var(&self, name: &str) -> Option<f64> {
+        match self {
+            Disc::DropTail(d) => d.var(name),
+            Disc::Dyn(d) => d.var(name),
         }
     }
 }
@@ -385,6 +410,23 @@ impl Queue {
     /// Bytes held.
     pub fn len_bytes(&self) -> u64 {
         self.disc.len_bytes()
+    }
+
+    /// The discipline's traceable variables (besides [`QUEUE_VARS`], which every queue has).
+    pub fn vars(&self) -> &'static [VarSpec] {
+        self.disc.vars()
+    }
+
+    /// The current value of variable `name`: one of [`QUEUE_VARS`] or of the discipline's.
+    /// Pending pass-throughs count as [`Queue::settle`] would add them.
+    pub fn var(&self, name: &str) -> Option<f64> {
+        match name {
+            "len" => Some(self.len_packets() as f64),
+            "sojourn" => Some(crate::sim::time::secs(self.last_sojourn())),
+            "drops" => Some(self.stats.drops as f64),
+            "marks" => Some(self.stats.marks as f64),
+            _ => self.disc.var(name),
+        }
     }
 
     /// Offer `pkt` at `now`; drops and marks are appended to `events`.

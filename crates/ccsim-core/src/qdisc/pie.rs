@@ -54,7 +54,7 @@ use crate::registry::Randomness;
 
 use super::fifo::Fifo;
 use super::pie_vars::{next_update_after, PieVars};
-use super::{QdiscCtx, QueueDisc, QueueModel};
+use super::{QdiscCtx, QueueDisc, QueueModel, VarSpec};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::time::{Time, MS};
@@ -326,6 +326,14 @@ impl QueueDisc for Pie {
         self.vars.update(&self.cfg, self.fifo.bytes());
         self.next_update = next_update_after(self.next_update, ctx.now, self.cfg.tupdate);
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        super::pie_vars::VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        self.vars.var(name)
+    }
 }
 
 #[cfg(test)]
@@ -457,6 +465,28 @@ mod tests {
             last = h.disc.drop_prob();
         }
         assert!(last > 0.1, "{last}");
+    }
+
+    #[test]
+    fn traced_variables_are_the_controller_state() {
+        let read = |h: &Harness<Pie>| VARS.iter().map(|v| h.disc.var(v.name).unwrap()).collect::<Vec<_>>();
+        let names: Vec<&str> = VARS.iter().map(|v| v.name).collect();
+        assert_eq!(names, ["drop_prob", "qdelay", "qdelay_old", "burst_allowance", "accu_prob"]);
+        // The sequence of the test above: the departure at 14 ms samples a 14 ms delay; the
+        // burst allowance (150 ms) keeps every arrival from the random decision.
+        let mut h = pie(timestamps());
+        for _ in 0..100 {
+            h.arrive(0, 1500);
+        }
+        h.dequeue(14 * MS);
+        assert_eq!(read(&h), [0.0, 0.014, 0.0, 0.150, 0.0]);
+        // The update at 15 ms: p = 0.017375 / 2048, the delay becomes the old one, the
+        // allowance loses one tupdate (RFC 8033 §4.4).
+        h.wakeup(15 * MS);
+        let v = read(&h);
+        assert!((v[0] - 0.017375 / 2048.0).abs() < 1e-18, "{}", v[0]);
+        assert_eq!(v[1..], [0.014, 0.014, 0.135, 0.0]);
+        assert_eq!(h.disc.var("count"), None);
     }
 
     #[test]

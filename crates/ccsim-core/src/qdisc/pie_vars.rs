@@ -6,9 +6,9 @@
 //! tests are `pie`'s (through the queue) and `fq_pie`'s.
 
 use super::pie::PieConfig;
-use super::{DropReason, QdiscCtx};
+use super::{DropReason, QdiscCtx, VarSpec, VarUnit};
 use crate::packet::Packet;
-use crate::sim::time::{Time, MS, SEC};
+use crate::sim::time::{secs, Time, MS, SEC};
 
 /// RFC 8033 §4.1: below this probability the gate on a low delay skips early drops.
 pub(super) const GATE_PROB: f64 = 0.2;
@@ -79,7 +79,32 @@ pub struct PieVars {
     pub(super) last_departure: Option<Time>,
 }
 
+/// PIE's traceable variables (RFC 8033 names), also FQ-PIE's per-queue state.
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new("drop_prob", VarUnit::Probability, "drop (or mark) probability p (RFC 8033 drop_prob_)"),
+    VarSpec::new(
+        "qdelay",
+        VarUnit::Seconds,
+        "queueing delay: at the last update (departure-rate estimator) or of the last departure (timestamps) (RFC 8033 current_qdelay)",
+    ),
+    VarSpec::new("qdelay_old", VarUnit::Seconds, "queueing delay used at the previous update (RFC 8033 qdelay_old_)"),
+    VarSpec::new("burst_allowance", VarUnit::Seconds, "burst allowance left (RFC 8033 burst_allowance_)"),
+    VarSpec::new("accu_prob", VarUnit::Number, "accumulated probability of the derandomization (RFC 8033 §5.4 accu_prob_)"),
+];
+
 impl PieVars {
+    /// The value of variable `name` of [`VARS`].
+    pub fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "drop_prob" => self.drop_prob,
+            "qdelay" => secs(self.qdelay),
+            "qdelay_old" => secs(self.qdelay_old),
+            "burst_allowance" => secs(self.burst_allowance),
+            "accu_prob" => self.accu_prob,
+            _ => return None,
+        })
+    }
+
     /// The initial state: `p = 0`, the whole burst allowance.
     pub fn new(cfg: &PieConfig) -> Self {
         PieVars {

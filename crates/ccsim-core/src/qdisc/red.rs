@@ -49,7 +49,7 @@
 use crate::registry::Randomness;
 
 use super::fifo::Fifo;
-use super::{DropReason, QdiscCtx, QueueDisc, QueueModel};
+use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::Packet;
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::rng::Rng;
@@ -326,6 +326,39 @@ pub enum Verdict {
     Forced,
 }
 
+/// RED's variables besides the average.
+const P_B: VarSpec = VarSpec::new(
+    "p_b",
+    VarUnit::Probability,
+    "base probability at the current average, before byte-mode scaling and count spacing (paper p_b); 0 below min_th, 1 in the forced region",
+);
+const MAX_P: VarSpec = VarSpec::new("max_p", VarUnit::Probability, "current max_p (moves under Adaptive RED)");
+const COUNT: VarSpec = VarSpec::new(
+    "count",
+    VarUnit::Count,
+    "arrivals since the last early mark or drop, the current one excluded (paper count)",
+);
+
+/// RED's traceable variables (also CHOKe's) when its thresholds are in packets ...
+pub static VARS_PKTS: &[VarSpec] = &[
+    VarSpec::new("avg", VarUnit::Packets, "average queue length, the EWMA as of the last arrival (paper avg); in bytes, avg_bytes, when the thresholds are"),
+    P_B,
+    MAX_P,
+    COUNT,
+];
+
+/// ... and in bytes.
+pub static VARS_BYTES: &[VarSpec] = &[
+    VarSpec::new(
+        "avg",
+        VarUnit::Bytes,
+        "average queue length, the EWMA as of the last arrival (paper avg), thresholds in bytes",
+    ),
+    P_B,
+    MAX_P,
+    COUNT,
+];
+
 /// RED's average and decision, shared by RED and CHOKe.
 #[derive(Clone, Debug)]
 pub struct RedCore {
@@ -392,6 +425,29 @@ impl RedCore {
         } else {
             Err(Verdict::Forced)
         }
+    }
+
+    /// The traceable variables: the average is in the thresholds' unit.
+    pub fn vars(&self) -> &'static [VarSpec] {
+        match self.unit {
+            Unit::Packets => VARS_PKTS,
+            Unit::Bytes => VARS_BYTES,
+        }
+    }
+
+    /// The value of variable `name` of [`RedCore::vars`].
+    pub fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "avg" => self.avg.avg,
+            "p_b" => match self.base_probability() {
+                Ok(p) => p,
+                Err(Verdict::Admit) => 0.0,
+                Err(_) => 1.0,
+            },
+            "max_p" => self.max_p,
+            "count" => self.count as f64,
+            _ => return None,
+        })
     }
 
     /// RED's decision for an arrival of `size` bytes at the current average.
@@ -503,13 +559,21 @@ impl QueueDisc for Red {
     fn on_wakeup(&mut self, ctx: &mut QdiscCtx) {
         self.core.adapt(ctx.now, self.fifo.is_empty());
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        self.core.vars()
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        self.core.var(name)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::packet::Ecn;
-    use crate::qdisc::testkit::{mean_gap, params, pkt, queue, within_binomial, Harness};
+    use crate::qdisc::testkit::{mean_gap, params, pkt, queue, within_binomial, Fate, Harness};
     use crate::sim::time::US;
 
     fn red(given: &[(&str, ParamValue)]) -> Harness<Red> {
@@ -519,6 +583,28 @@ mod tests {
 
     fn pk(n: u64) -> ParamValue {
         ParamValue::Size(Size::Packets(n))
+    }
+
+    #[test]
+    fn traced_variables_are_the_average_and_the_decision_state() {
+        // w_q = 1/2 and no idle decay (no packet time is known yet): arrivals finding 0, 1, 2
+        // and 3 packets give avg = 0, 1/2, 1/4 + 1 = 1.25, 0.625 + 1.5 = 2.125.
+        let mut h = red(&[("wq", ParamValue::Float(0.5)), ("min_th", pk(2)), ("max_th", pk(4))]);
+        let read = |h: &Harness<Red>| VARS_PKTS.iter().map(|v| h.disc.var(v.name).unwrap()).collect::<Vec<_>>();
+        for _ in 0..3 {
+            h.arrive(0, 1000);
+        }
+        // avg 1.25 < min_th: no early signal, p_b 0, count restarted.
+        assert_eq!(read(&h), [1.25, 0.0, 0.1, 0.0]);
+        // The fourth: avg 2.125, p_b = 0.1 (2.125 - 2) / (4 - 2) = 0.00625; a survivor
+        // counts one arrival since the last signal.
+        assert_eq!(h.arrive(0, 1000), Fate::Queued);
+        assert_eq!(read(&h), [2.125, 0.00625, 0.1, 1.0]);
+        assert_eq!(h.disc.vars(), VARS_PKTS);
+        // Thresholds in bytes: the average is in bytes, and so is its column.
+        let b =
+            red(&[("min_th", ParamValue::Size(Size::Bytes(5000))), ("max_th", ParamValue::Size(Size::Bytes(15000)))]);
+        assert_eq!(b.disc.vars()[0].column(), "avg_bytes");
     }
 
     /// min_th 10p, max_th 30p, max_p 0.1, wq = 1 (the average is the length found), so a

@@ -2,8 +2,9 @@
 //! RTO per RFC 6298, ECN per RFC 3168, and pluggable congestion control; a receiver with
 //! delayed ACKs, SACK blocks and ECN echo.
 //!
-//! Simplifications, deliberate and documented: no connection handshake or teardown (the
-//! sender starts in ESTABLISHED with ECN and SACK as configured, like ns-2's one-way TCP);
+//! Simplifications, deliberate and documented: by default no connection handshake or
+//! teardown (the sender starts in ESTABLISHED with ECN and SACK as configured, like ns-2's
+//! one-way TCP; `handshake = true` opens and closes connections, `sender/connection.rs`);
 //! timestamps (RFC 7323) are always on and give every RTT sample, including on
 //! retransmissions; the receiver's advertised window is constant (the application reads
 //! everything immediately).
@@ -14,9 +15,11 @@ pub mod receiver;
 pub mod rtt;
 mod scoreboard;
 pub mod sender;
+pub mod vars;
 
 use crate::config::AlgoSpec;
 use crate::error::ConfigError;
+use crate::packet::{Packet, SackBlock, FLAG_SYN_FIN};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{Time, MS, SEC};
@@ -85,6 +88,19 @@ pub static PARAMS: &[ParamSpec] = &[
         Some(ParamValue::Bool(false)),
         "pace every segment at the congestion control's rate, or Linux's default (2 x cwnd/srtt while cwnd < ssthresh/2, 1.2 x after; none before the first RTT sample)",
     ),
+    ParamSpec::new(
+        "handshake",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(false)),
+        "open the connection with SYN, SYN-ACK, ACK (RFC 9293; a lost SYN is sent again after the initial RTO, doubling, RFC 6298 §5.5 and §5.7) and close a `transfer` with a FIN exchange; false = start established, as ns-2's one-way TCP",
+    ),
+    ParamSpec::new(
+        "syn_retries",
+        ParamKind::Int,
+        Some(ParamValue::Int(6)),
+        "SYN retransmissions before the connection attempt is given up (Linux tcp_syn_retries: 6, 127 s with a 1 s initial RTO and a maximum RTO of at least 64 s); with `handshake`",
+    )
+    .range(0.0, 255.0),
 ];
 
 /// Registration.
@@ -92,6 +108,7 @@ pub const MODEL: TransportModel = TransportModel {
     name: "tcp",
     doc: "TCP with NewReno/SACK recovery, RFC 6298 RTO, delayed ACKs, ECN",
     params: PARAMS,
+    vars: vars::SENDER_VARS,
     build: build_endpoints,
 };
 
@@ -138,6 +155,10 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
     }
     tcp.ecn_feedback = needs.ecn_feedback;
     tcp.loss_notice = needs.loss_notice;
+    // A transfer writes its data once and has nothing more to say: with a handshake its
+    // connection closes once the data is acknowledged, as an application that writes its
+    // file and calls close().
+    tcp.closes = tcp.handshake && args.spec.app.kind == crate::app::transfer::MODEL.name;
     let (flow, src, dst) = (args.flow, args.spec.src, args.spec.dst);
     Ok((
         Box::new(sender::TcpSender::new(flow, dst, tcp.clone(), cc, args.app).with_rng(args.rng)),
@@ -186,6 +207,13 @@ pub struct TcpConfig {
     /// Data asks routers for an explicit loss notification (E-DCTCP); set from the
     /// congestion control, not a socket option.
     pub loss_notice: bool,
+    /// Open with a three-way handshake (and close a transfer with FINs).
+    pub handshake: bool,
+    /// SYN retransmissions before giving up.
+    pub syn_retries: u32,
+    /// The application closes the connection once its data is acknowledged (a `transfer`
+    /// with `handshake`); set from the flow's application, not a socket option.
+    pub closes: bool,
 }
 
 /// How a receiver reports CE marks on its ACKs.
@@ -233,6 +261,9 @@ impl TcpConfig {
             ect1: p.bool("ect1"),
             ecn_feedback: EcnFeedback::Classic,
             loss_notice: false,
+            handshake: p.bool("handshake"),
+            syn_retries: p.uint("syn_retries") as u32,
+            closes: false,
         }
     }
 
@@ -240,5 +271,85 @@ impl TcpConfig {
     pub fn default_config() -> Self {
         let p = Params::resolve("tcp", PARAMS, &Default::default()).expect("defaults are valid");
         Self::from_params(&p)
+    }
+}
+
+/// What a segment carrying [`FLAG_SYN_FIN`] is: the bit is shared, and the place of the
+/// segment in the sequence space tells (a SYN before the first byte, a FIN after the last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// The sender's SYN, or the receiver's SYN-ACK.
+    Syn,
+    /// The sender's FIN, or the receiver's FIN-ACK.
+    Fin,
+}
+
+impl Control {
+    /// The control `pkt` carries, if any. A segment towards the sender (the receiver's) is a
+    /// SYN-ACK if it acknowledges nothing beyond the SYN (`ack` 0); one towards the receiver
+    /// (the sender's) is a SYN if it sits before the first byte (`seq` 0).
+    pub fn of(pkt: &Packet) -> Option<Control> {
+        if pkt.flags & FLAG_SYN_FIN == 0 {
+            return None;
+        }
+        let at = if pkt.kind.to_sender() { pkt.ack } else { pkt.seq };
+        Some(if at == 0 { Control::Syn } else { Control::Fin })
+    }
+}
+
+/// Bytes a SYN or SYN-ACK adds to the header of a data segment: its options (MSS 4,
+/// SACK-permitted 2, timestamps 10, window scale 3, padded: 20 bytes, as Linux sends them)
+/// against a data segment's 12 bytes of timestamps.
+pub const SYN_EXTRA_HEADER: u32 = 8;
+
+/// The window scale both ends offer (RFC 7323 §2.2): the shift that brings a 4 MiB window
+/// within 16 bits, as Linux chooses for its default buffers; the captures (`net/pcap.rs`)
+/// write the receiver's windows with it.
+pub const WINDOW_SHIFT: u8 = 7;
+
+/// The options a SYN or SYN-ACK offers (RFC 9293 §3.7.1 MSS, RFC 2018 SACK-permitted, RFC
+/// 7323 window scale and timestamps). A SYN acknowledges no data, so it carries them in its
+/// first SACK block (`sack_len` stays 0, so nothing reads it as one): `start` the MSS, `end`
+/// bit 0 SACK-permitted, bits 8..16 the window shift, bit 16 timestamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SynOptions {
+    /// Largest segment this end receives (payload bytes).
+    pub mss: u32,
+    /// SACK-permitted.
+    pub sack: bool,
+    /// Window scale shift.
+    pub wscale: u8,
+    /// Timestamps (always offered: ccsim's RTT samples come from them).
+    pub timestamps: bool,
+}
+
+impl SynOptions {
+    /// What an end configured as `cfg` offers.
+    pub fn offered(cfg: &TcpConfig) -> Self {
+        SynOptions { mss: cfg.mss, sack: cfg.sack, wscale: WINDOW_SHIFT, timestamps: true }
+    }
+
+    /// Write them into the SYN or SYN-ACK `pkt`.
+    pub fn write(self, pkt: &mut Packet) {
+        let bits = self.sack as u32 | (self.wscale as u32) << 8 | (self.timestamps as u32) << 16;
+        pkt.sack[0] = SackBlock { start: self.mss, end: bits };
+    }
+
+    /// The options the SYN or SYN-ACK `pkt` carries.
+    pub fn read(pkt: &Packet) -> Self {
+        let SackBlock { start, end } = pkt.sack[0];
+        SynOptions { mss: start, sack: end & 1 != 0, wscale: (end >> 8) as u8, timestamps: end >> 16 & 1 != 0 }
+    }
+
+    /// What both ends use: the smaller MSS (RFC 9293 §3.7.1), SACK and timestamps only if
+    /// both ends offered them (RFC 2018 §2, RFC 7323 §3.2); both ends offer the same window
+    /// scale here, and the smaller is kept.
+    pub fn agreed(self, other: SynOptions) -> Self {
+        SynOptions {
+            mss: self.mss.min(other.mss),
+            sack: self.sack && other.sack,
+            wscale: self.wscale.min(other.wscale),
+            timestamps: self.timestamps && other.timestamps,
+        }
     }
 }

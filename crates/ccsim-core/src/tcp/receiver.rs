@@ -22,17 +22,25 @@
 //!   once for a CE-marked packet that follows one that was not (change-triggered, §3.2.2.5.1)
 //!   and when two CE marks have arrived since the last ACK (increment-triggered, §3.2.2.5.2,
 //!   n = 2 with data to acknowledge), so that the 3-bit counter cannot wrap between ACKs.
-//!   Not modelled: the handshake that negotiates AccECN (both ends are configured for it), the
-//!   AccECN TCP option with its byte counters (optional, §3.2.3), and feedback of ECT(0),
-//!   ECT(1) and Not-ECT counts.
+//!   Not modelled: the AccECN TCP option with its byte counters (optional, §3.2.3), and
+//!   feedback of ECT(0), ECT(1) and Not-ECT counts. The handshake that negotiates AccECN is
+//!   modelled with `handshake` (below); without it both ends start configured for it.
 //! - ENCN (ccsim's carriage, see `qdisc/encn.rs`): FLAG_NC_ECHO on an ACK iff the latest data
 //!   segment received (the one that triggered the ACK) carried FLAG_NC.
+//! - With `handshake` (the sequence and its sources are in `sender/connection.rs`): the
+//!   receiver is the passive opener. It answers a SYN with a SYN-ACK carrying the options and
+//!   the ECN setup it agrees to (RFC 3168 §6.1.1: ECE alone; RFC 9768 Table 2 for Accurate
+//!   ECN), again for each SYN sent again before data arrives; it answers the sender's FIN,
+//!   once every byte before it has arrived, with its own FIN acknowledging it (RCV.NXT
+//!   moves past the FIN, RFC 9293 §3.10.7.4), again if the FIN comes again. The sender's
+//!   header-only segments (SYN, ACKs, FIN) arrive at or below RCV.NXT, so they reach the
+//!   branch of old duplicates, and only there are they looked at: data costs nothing more.
 
-use super::{EcnFeedback, TcpConfig};
+use super::{Control, EcnFeedback, SynOptions, TcpConfig, SYN_EXTRA_HEADER};
 use crate::endpoint::{Cx, Endpoint};
 use crate::invariants::DeliveryCheck;
 use crate::packet::{
-    Ecn, Kind, Packet, SackBlock, FLAG_AE, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, MAX_SACK_BLOCKS,
+    Ecn, Kind, Packet, SackBlock, FLAG_AE, FLAG_CWR, FLAG_ECE, FLAG_NC, FLAG_NC_ECHO, FLAG_SYN_FIN, MAX_SACK_BLOCKS,
 };
 use crate::sim::time::Time;
 
@@ -63,11 +71,30 @@ pub struct TcpReceiver {
     ce_unacked: u8,
     /// Debug builds: what reached the application (`invariants.rs`).
     delivery: DeliveryCheck,
+    /// The connection's state, with `handshake`.
+    conn: Option<Passive>,
+}
+
+/// The passive opener's states (RFC 9293 §3.3.2) that change what it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Passive {
+    /// Waiting for a SYN.
+    Listen,
+    /// SYN answered; the handshake's ACK or data not arrived yet (data arriving first opens the
+    /// connection as well, unrecorded: data alone decides nothing here).
+    SynReceived,
+    /// The handshake's ACK arrived.
+    Established,
+    /// The sender's FIN answered with the receiver's own.
+    LastAck,
+    /// The sender acknowledged the receiver's FIN.
+    Closed,
 }
 
 impl TcpReceiver {
     /// A receiver for `flow` acknowledging to node `peer`.
     pub fn new(flow: u32, peer: u32, cfg: TcpConfig) -> Self {
+        let handshake = cfg.handshake;
         TcpReceiver {
             flow,
             peer,
@@ -83,7 +110,14 @@ impl TcpReceiver {
             r_cep: 5,
             ce_unacked: 0,
             delivery: DeliveryCheck::new(0),
+            conn: handshake.then_some(Passive::Listen),
         }
+    }
+
+    /// Where the connection is, with `handshake`.
+    #[cfg(test)]
+    pub(crate) fn passive(&self) -> Option<Passive> {
+        self.conn
     }
 
     /// Next byte expected.
@@ -149,6 +183,77 @@ impl TcpReceiver {
         self.delack_deadline = None;
     }
 
+    /// A SYN, ACK or FIN of the sender's (module header).
+    #[cold]
+    #[inline(never)]
+    fn on_connection_segment(&mut self, pkt: &Packet, cx: &mut Cx) {
+        let Some(state) = self.conn else { return };
+        match Control::of(pkt) {
+            // A SYN before any data: answer it, again if it comes again (our SYN-ACK was lost,
+            // or the sender's timer expired before it arrived). Once data has arrived a SYN is
+            // an old duplicate and is ignored (RFC 5961's challenge ACK is not modelled).
+            Some(Control::Syn) => {
+                if matches!(state, Passive::Listen | Passive::SynReceived) && self.rcv_nxt == 0 && self.ooo.is_empty() {
+                    self.conn = Some(Passive::SynReceived);
+                    self.ts_recent = pkt.ts;
+                    self.send_syn_ack(pkt, cx);
+                }
+            }
+            // The FIN, once every byte before it has arrived: the application reads the end
+            // of the stream and closes, so our FIN acknowledges the sender's.
+            Some(Control::Fin) => {
+                let first = pkt.seq == self.rcv_nxt && !matches!(state, Passive::LastAck | Passive::Closed);
+                let again = pkt.seq + 1 == self.rcv_nxt && matches!(state, Passive::LastAck | Passive::Closed);
+                if first {
+                    self.rcv_nxt += 1;
+                    self.conn = Some(Passive::LastAck);
+                }
+                if first || again {
+                    self.ts_recent = pkt.ts;
+                    self.send_ack(cx);
+                    cx.out.last_mut().expect("just pushed").flags |= FLAG_SYN_FIN;
+                }
+            }
+            // A pure ACK: the handshake's third segment, or the ACK of our FIN.
+            None => match state {
+                Passive::SynReceived => self.conn = Some(Passive::Established),
+                Passive::LastAck if pkt.seq == self.rcv_nxt => self.conn = Some(Passive::Closed),
+                _ => {}
+            },
+        }
+    }
+
+    /// Answer the SYN `syn` with a SYN-ACK: the options both ends offered, and the ECN setup
+    /// if both ask for ECN (RFC 3168 §6.1.1: ECE; RFC 9768 §3.1.1 and Table 2: for a SYN
+    /// asking for Accurate ECN, the ACE codepoint of the SYN's IP ECN field).
+    fn send_syn_ack(&mut self, syn: &Packet, cx: &mut Cx) {
+        let answer = SynOptions { mss: self.cfg.mss, ..SynOptions::offered(&self.cfg).agreed(SynOptions::read(syn)) };
+        self.cfg.sack = answer.sack;
+        let asked = syn.flags & (FLAG_AE | FLAG_CWR | FLAG_ECE);
+        let ecn = if !self.cfg.ecn || asked & (FLAG_CWR | FLAG_ECE) != FLAG_CWR | FLAG_ECE {
+            0
+        } else if asked & FLAG_AE != 0 && self.cfg.ecn_feedback == EcnFeedback::Accurate {
+            match syn.ecn {
+                Ecn::NotEct => FLAG_CWR,
+                Ecn::Ect1 => FLAG_CWR | FLAG_ECE,
+                Ecn::Ect0 => FLAG_AE,
+                Ecn::Ce => FLAG_AE | FLAG_CWR,
+            }
+        } else {
+            // Classic ECN, also for a receiver configured for Accurate ECN that was not asked
+            // for it (RFC 9768 §3.1.2).
+            if self.cfg.ecn_feedback == EcnFeedback::Accurate {
+                self.cfg.ecn_feedback = EcnFeedback::Classic;
+            }
+            FLAG_ECE
+        };
+        self.send_ack(cx);
+        let pkt = cx.out.last_mut().expect("just pushed");
+        pkt.flags = FLAG_SYN_FIN | ecn;
+        pkt.size = self.cfg.header + SYN_EXTRA_HEADER;
+        answer.write(pkt);
+    }
+
     /// The ECN flags of an ACK: ECE (RFC 3168, RFC 8257), or the ACE counter (RFC 9768).
     fn ecn_flags(&self) -> u8 {
         if self.cfg.ecn_feedback != EcnFeedback::Accurate {
@@ -198,6 +303,11 @@ impl Endpoint for TcpReceiver {
         self.nc = pkt.flags & FLAG_NC != 0;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         if end <= self.rcv_nxt {
+            if pkt.payload == 0 {
+                // The sender's SYN, ACK or FIN (`handshake`): header-only, never data.
+                self.on_connection_segment(pkt, cx);
+                return;
+            }
             // Old duplicate: acknowledge at once so the sender learns where we are.
             self.send_ack(cx);
             return;
@@ -398,6 +508,76 @@ mod tests {
             seen.extend(feed(&mut r, ce(seg), 9 + seg, &mut st).iter().map(ace));
         }
         assert_eq!(seen, vec![3, 5, 7, 1]);
+    }
+
+    /// A receiver with a handshake, ECN-capable or not, with this ECN feedback.
+    fn listening(ecn: bool, feedback: EcnFeedback) -> TcpReceiver {
+        let mut r = receiver(2);
+        (r.cfg.ecn, r.cfg.ecn_feedback) = (ecn, feedback);
+        TcpReceiver::new(0, 9, TcpConfig { handshake: true, ..r.cfg })
+    }
+
+    fn syn(flags: u8) -> Packet {
+        let mut p = Packet { kind: Kind::TcpData, size: 48, ts: 7, flags: FLAG_SYN_FIN | flags, ..Packet::default() };
+        SynOptions { mss: 1000, sack: true, wscale: 7, timestamps: true }.write(&mut p);
+        p
+    }
+
+    #[test]
+    fn a_syn_gets_a_syn_ack_with_the_ecn_setup_both_ends_agree_to() {
+        // RFC 3168 §6.1.1: a host that received an ECN-setup SYN (ECE and CWR) MAY answer with
+        // an ECN-setup SYN-ACK (ECE, not CWR); otherwise it MUST NOT. SYN-ACKs are Not-ECT.
+        let answer = |r: &mut TcpReceiver, flags: u8| {
+            let out = feed(r, syn(flags), 10, &mut FlowStats::default());
+            assert_eq!(out.len(), 1);
+            let a = out[0];
+            assert_eq!((a.kind, a.ack, a.ts_echo, a.ecn), (Kind::TcpAck, 0, 7, Ecn::NotEct));
+            assert_eq!((Control::of(&a), a.size), (Some(Control::Syn), 48), "a SYN-ACK with its options");
+            a.flags & (FLAG_AE | FLAG_CWR | FLAG_ECE)
+        };
+        let ecn_setup = FLAG_ECE | FLAG_CWR;
+        assert_eq!(answer(&mut listening(true, EcnFeedback::Classic), ecn_setup), FLAG_ECE);
+        assert_eq!(answer(&mut listening(true, EcnFeedback::Classic), 0), 0);
+        assert_eq!(answer(&mut listening(false, EcnFeedback::Classic), ecn_setup), 0);
+        assert_eq!(answer(&mut listening(true, EcnFeedback::Dctcp), ecn_setup), FLAG_ECE);
+        // RFC 9768 §3.1.1 and Table 2: an AccECN SYN (AE, CWR, ECE) that arrived Not-ECT is
+        // answered with ACE = 0b010; a classic ECN-setup SYN to an AccECN receiver gets ECE.
+        let accecn = FLAG_AE | FLAG_CWR | FLAG_ECE;
+        assert_eq!(answer(&mut listening(true, EcnFeedback::Accurate), accecn), FLAG_CWR);
+        let mut r = listening(true, EcnFeedback::Accurate);
+        assert_eq!(answer(&mut r, ecn_setup), FLAG_ECE);
+        assert_eq!(r.cfg.ecn_feedback, EcnFeedback::Classic, "fell back to classic ECN feedback");
+        // The SYN-ACK carries its own MSS and the other options both ends offered.
+        let mut r = listening(false, EcnFeedback::Classic);
+        r.cfg.sack = false;
+        let a = feed(&mut r, syn(0), 10, &mut FlowStats::default())[0];
+        assert_eq!(SynOptions::read(&a), SynOptions { mss: 1448, sack: false, wscale: 7, timestamps: true });
+    }
+
+    #[test]
+    fn a_syn_is_answered_again_until_data_arrives_and_a_fin_once_the_data_is_in() {
+        let mut r = listening(false, EcnFeedback::Classic);
+        let mut st = FlowStats::default();
+        assert_eq!(r.passive(), Some(Passive::Listen));
+        feed(&mut r, syn(0), 10, &mut st);
+        assert_eq!(feed(&mut r, syn(0), 20, &mut st).len(), 1, "the SYN again: the SYN-ACK again");
+        assert_eq!(r.passive(), Some(Passive::SynReceived));
+        // Data arrives (the handshake's ACK was lost): accepted.
+        feed(&mut r, data(0, 30), 30, &mut st);
+        feed(&mut r, data(1, 31), 31, &mut st);
+        assert!(feed(&mut r, syn(0), 40, &mut st).is_empty(), "a SYN after data is an old duplicate");
+        // The FIN after the last byte: the receiver's FIN acknowledges it (RCV.NXT + 1).
+        let fin = Packet { kind: Kind::TcpData, seq: 2000, size: 40, ts: 50, flags: FLAG_SYN_FIN, ..Packet::default() };
+        let a = feed(&mut r, fin, 50, &mut st);
+        assert_eq!((a.len(), a[0].ack, a[0].ts_echo, Control::of(&a[0])), (1, 2001, 50, Some(Control::Fin)));
+        assert_eq!(r.passive(), Some(Passive::LastAck));
+        // The FIN again (our FIN-ACK was lost): answered again.
+        assert_eq!(feed(&mut r, fin, 60, &mut st)[0].ack, 2001);
+        // The last ACK closes.
+        let ack = Packet { kind: Kind::TcpData, seq: 2001, size: 40, ..Packet::default() };
+        assert!(feed(&mut r, ack, 70, &mut st).is_empty());
+        assert_eq!(r.passive(), Some(Passive::Closed));
+        assert_eq!(st.bytes_delivered, 2000, "the FIN delivers nothing");
     }
 
     fn dctcp_receiver(delack_count: i64) -> TcpReceiver {

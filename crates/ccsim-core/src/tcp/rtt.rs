@@ -65,6 +65,12 @@ impl RttEstimator {
     pub fn rto(&self) -> Time {
         self.rto
     }
+
+    /// Set the RTO to `rto` (within its bounds), keeping SRTT and RTTVAR: RFC 6298 §5.7's 3 s
+    /// after a SYN timed out. The next sample computes it again (§2.3).
+    pub fn set_rto(&mut self, rto: Time) {
+        self.rto = rto.clamp(self.min_rto, self.max_rto);
+    }
 }
 
 #[cfg(test)]

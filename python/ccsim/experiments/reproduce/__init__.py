@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import os
 import time
 import tomllib
@@ -33,6 +34,8 @@ from typing import Any
 import pandas as pd
 
 from ...engine.provenance import engine_fingerprint
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Run", "Paper", "Artifacts", "papers", "paper", "reproduce", "load_scenario"]
 
@@ -201,6 +204,7 @@ def reproduce(
         else:
             todo.append(r)
     started = time.perf_counter()
+    logger.debug("%s: %d runs, %d saved in %s reused, %d to run", paper_id, len(runs), len(done), runs_dir, len(todo))
     if todo:
         _run_all(todo, runs_dir, done, jobs, progress, f"{paper_id}{' (quick)' if quick else ''}", identity)
     wall = time.perf_counter() - started
@@ -231,39 +235,46 @@ def _run_all(
     identity: Mapping[str, str],
 ) -> None:
     """Simulate ``todo`` on a process pool, saving each finished run as it completes."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
+    from ccsim.progress import Progress
+    from ccsim.progress import logger as progress_logger
     from ccsim.results.result import Result
 
     todo = list(todo)
     workers = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    bar = Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        disable=not progress,
-        transient=True,
-    )
-    with bar, ProcessPoolExecutor(max_workers=workers) as pool:
-        task = bar.add_task("runs", total=len(todo))
-        pending: dict[Future[Any], Run] = {pool.submit(_execute, r): r for r in todo}
-        try:
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    r = pending.pop(fut)
-                    raw, config, wall = fut.result()
-                    _write_atomic(
-                        runs_dir / f"{r.key}.json",
-                        json.dumps({"identity": identity[r.key], "raw": raw, "config": config, "wall_time_s": wall}),
-                    )
-                    done[r.key] = Result(raw, config, wall)
-                    bar.advance(task)
-        except BaseException:
-            for fut in pending:
-                fut.cancel()
-            raise
+    bar = None
+    finished_runs = 0
+    try:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            pending: dict[Future[Any], Run] = {pool.submit(_execute, r): r for r in todo}
+            # The progress thread starts once the pool has forked its workers (a fork copies
+            # only the thread that forks).
+            if progress:
+                progress_logger.info("%s: running %d runs on %d processes", label, len(todo), workers)
+                bar = Progress(label, len(todo))
+            try:
+                while pending:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        r = pending.pop(fut)
+                        raw, config, wall = fut.result()
+                        _write_atomic(
+                            runs_dir / f"{r.key}.json",
+                            json.dumps(
+                                {"identity": identity[r.key], "raw": raw, "config": config, "wall_time_s": wall}
+                            ),
+                        )
+                        done[r.key] = Result(raw, config, wall)
+                        finished_runs += 1
+                        logger.debug("%s: run %s done in %.2f s", label, r.key, wall)
+                        if bar is not None:
+                            bar.update(finished_runs)
+            except BaseException:
+                for fut in pending:
+                    fut.cancel()
+                raise
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _markdown(frame: pd.DataFrame) -> str:

@@ -11,6 +11,12 @@ CUBIC's Reno-friendly region (``tcp_friendliness``) is on in the tables, as RFC 
 have it; the runs keyed ``cubicnf`` and ``mixednf`` repeat every CUBIC cell and every mixed run
 with it off (the add-on ns-3 CUBIC the paper used may have lacked it) and the
 ``cubic_friendliness`` table says which setting is nearer the published numbers.
+
+The connection handshake (TCP ``handshake``) is the scenario files' setting in the tables; the
+runs keyed ``-hs`` (handshake on) or ``-nohs`` (off), whichever the files do not set, repeat every
+common-TCP cell and every mixed run with the other setting, and the ``handshake`` tables say which
+is nearer the paper, whose DropTail lock-outs it puts down to "connections not even established".
+``runs(quick, handshake=True)`` gives the whole matrix with handshakes.
 """
 
 from __future__ import annotations
@@ -45,6 +51,16 @@ LOAD_TITLES = {"UC": "uncongested", "MC": "mild congestion", "HC": "heavy conges
 # Flows per source-sink pair: 9 / 90 / 900 flows over the nine pairs (paper).
 FLOWS_PER_PAIR = {"UC": 1, "MC": 10, "HC": 100}
 
+# The transport settings of the handshake's two sides. With a handshake the SYN is timed by ns-3's
+# ConnTimeout, 3 s, doubling, and given up after its ConnCount of 6 retransmissions (ns-3.30's
+# TcpSocket defaults): the initial RTO then times the SYN only, since the SYN-ACK gives the first
+# RTT sample. Without one, the initial RTO is ns-3's initial RTT estimate, 1 s.
+HANDSHAKE_SETTINGS: dict[bool, dict[str, Any]] = {
+    True: {"handshake": True, "initial_rto": "3s", "syn_retries": 6},
+    False: {"handshake": False, "initial_rto": "1s"},
+}
+HANDSHAKE_SUFFIX = {True: "-hs", False: "-nohs"}
+
 # Timing of the full runs (paper) and of --quick (seconds of simulated time): the quick Data
 # Center runs are short because 1 Gbit/s costs about 0.1-0.2 s of CPU per simulated second.
 FULL = {"dc": ("100s", "30s", "0s..3s"), "al": ("100s", "30s", "0s..3s")}
@@ -55,9 +71,16 @@ def _load(name: str) -> dict[str, Any]:
     return load_scenario("piotrowska", name)
 
 
-def scenario(topo: str, queue: str, ccs: Mapping[str, Any], load: str, quick: bool) -> dict[str, Any]:
+def handshake_default() -> bool:
+    """Whether the scenario files open connections with a handshake: the setting of Tables 2-13."""
+    return bool(_load("access_link.toml")["flows"][0]["transport"].get("handshake", False))
+
+
+def scenario(
+    topo: str, queue: str, ccs: Mapping[str, Any], load: str, quick: bool, handshake: bool | None = None
+) -> dict[str, Any]:
     """The scenario of one run: ``ccs`` maps each source node (flow group N1..N3) to its
-    congestion control."""
+    congestion control; ``handshake`` overrides the scenario files' setting (``HANDSHAKE_SETTINGS``)."""
     data = _load(f"{TOPOLOGIES[topo]}.toml")
     data["topology"]["bottleneck"]["queue"] = copy.deepcopy(_load("queues.toml")[TOPOLOGIES[topo]][queue])
     duration, warmup, start = (QUICK if quick else FULL)[topo]
@@ -67,6 +90,8 @@ def scenario(topo: str, queue: str, ccs: Mapping[str, Any], load: str, quick: bo
         flow["count"] = FLOWS_PER_PAIR[load]
         flow["cc"] = copy.deepcopy(ccs[flow["group"]])
         flow["start"] = start
+        if handshake is not None:
+            flow["transport"] = {**flow["transport"], **HANDSHAKE_SETTINGS[handshake]}
     return data
 
 
@@ -74,22 +99,30 @@ def _key(topo: str, mix: str, load: str, queue: str) -> str:
     return f"{topo}-{mix}-{load.lower()}-{queue}"
 
 
-def runs(quick: bool) -> list[Run]:
+def runs(quick: bool, handshake: bool | None = None) -> list[Run]:
+    """The reproduction's runs: the matrix with the scenario files' handshake setting, or
+    ``handshake``'s, plus the comparison with the other setting (none if ``handshake`` is given)."""
     out = []
+    other = not handshake_default()
     for topo in TOPOLOGIES:
         for load in LOADS:
             for queue in QUEUES:
                 for cc, spec in CCS.items():
                     if cc == "cubicnf" and quick and topo == "dc":
                         continue  # the quick form compares the CUBIC variants on the Access Link only
-                    out.append(
-                        Run(_key(topo, cc, load, queue), scenario(topo, queue, dict.fromkeys(MIXED, spec), load, quick))
-                    )
+                    ccs = dict.fromkeys(MIXED, spec)
+                    out.append(Run(_key(topo, cc, load, queue), scenario(topo, queue, ccs, load, quick, handshake)))
+                    if cc in COMMON and handshake is None and not (quick and topo == "dc"):
+                        key = _key(topo, cc + HANDSHAKE_SUFFIX[other], load, queue)
+                        out.append(Run(key, scenario(topo, queue, ccs, load, quick, other)))
                 for mix, cubic in (("mixed", "cubic"), ("mixednf", "cubicnf")):
                     if mix == "mixednf" and quick and topo == "dc":
                         continue
                     ccs = {node: CCS[cubic if cc == "cubic" else cc] for node, cc in MIXED.items()}
-                    out.append(Run(_key(topo, mix, load, queue), scenario(topo, queue, ccs, load, quick)))
+                    out.append(Run(_key(topo, mix, load, queue), scenario(topo, queue, ccs, load, quick, handshake)))
+                    if mix == "mixed" and handshake is None and not (quick and topo == "dc"):
+                        key = _key(topo, mix + HANDSHAKE_SUFFIX[other], load, queue)
+                        out.append(Run(key, scenario(topo, queue, ccs, load, quick, other)))
     return out
 
 
@@ -341,6 +374,7 @@ def analyze(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
         _common_tables(results, out, topo)
         _mixed_tables(results, out, topo)
     _friendliness_table(results, out, quick)
+    _handshake_tables(results, out, quick)
     _figures(results, out)
 
 
@@ -559,6 +593,118 @@ def friendliness_errors(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
             else:
                 err = (ours - paper).abs() / {"jain": 1.0, "queue_pkts": 900.0, "mixed_cubic_bd_pct": 100.0}[metric]
             out[metric][s] = float(err.mean())
+    return out
+
+
+def _handshake_key(topo: str, mix: str, load: str, queue: str, on: bool) -> str:
+    """The run of this cell with the handshake on or off: the table's own, or the comparison's."""
+    return _key(topo, mix if on == handshake_default() else mix + HANDSHAKE_SUFFIX[on], load, queue)
+
+
+def _handshake_tables(results: Mapping[str, Any], out: Artifacts, quick: bool) -> None:
+    """Every common-TCP cell (Tables 2-9) and every mixed run (Tables 10, 12) with the handshake
+    on and off, against the paper."""
+    rows, mixed_rows = [], []
+    for topo in TOPOLOGIES:
+        for load in LOADS:
+            for queue in QUEUES:
+                cell = {"scenario": TOPOLOGY_TITLES[topo], "load": load, "queue": QUEUE_LABELS[queue]}
+                for cc in COMMON:
+                    keys = {s: _handshake_key(topo, cc, load, queue, on) for s, on in (("on", True), ("off", False))}
+                    if not all(k in results for k in keys.values()):
+                        continue
+                    row: dict[str, Any] = {**cell, "tcp": CC_LABELS[cc]}
+                    for suffix, key in keys.items():
+                        r = results[key]
+                        mbps = flow_mbps(r)
+                        row[f"q1_mbps_{suffix}"] = mbps.quantile(0.25)
+                        row[f"median_mbps_{suffix}"] = mbps.median()
+                        row[f"idle_flows_{suffix}"] = int((mbps < 0.01).sum())
+                        row[f"jain_{suffix}"] = jain(mbps)
+                        row[f"queue_pkts_{suffix}"] = bottleneck(r)["mean_len_pkts"]
+                        row[f"drop_pct_{suffix}"] = 100 * bottleneck(r)["drop_ratio"]
+                    flows = results[keys["on"]].flows
+                    row["connected_on"] = int(flows["connect_s"].notna().sum())
+                    row["connect_mean_s_on"] = flows["connect_s"].mean()
+                    row["syn_retransmissions_on"] = int(flows["syn_retransmissions"].sum())
+                    p1, p2, _ = PAPER_QUARTILES[topo][(load, cc, queue)]
+                    row["paper_q1_mbps"], row["paper_median_mbps"] = p1, p2
+                    row["paper_jain"] = PAPER_JAIN[topo][(load, cc, queue)]
+                    row["paper_queue_pkts"] = PAPER_QUEUE[topo][(load, cc, queue)][0]
+                    row["paper_drop_pct"] = PAPER_DROPS[topo][(load, cc, queue)]
+                    row["fair_share_mbps"] = flow_mbps(results[keys["on"]]).mean()
+                    rows.append(row)
+                keys = {s: _handshake_key(topo, "mixed", load, queue, on) for s, on in (("on", True), ("off", False))}
+                if not all(k in results for k in keys.values()):
+                    continue
+                mrow: dict[str, Any] = dict(cell)
+                for suffix, key in keys.items():
+                    m = results[key]
+                    mbps = flow_mbps(m)
+                    for cc in MIXED.values():
+                        share = mbps[m.flows["group"] == _node_of(cc)].sum() / mbps.sum()
+                        mrow[f"{CC_LABELS[cc]}_bd_pct_{suffix}"] = 100 * share
+                    mrow[f"jain_{suffix}"] = jain(mbps)
+                for cc in MIXED.values():
+                    mrow[f"paper_{CC_LABELS[cc]}_bd_pct"] = PAPER_MIXED[topo][(load, cc, queue)][2]
+                mrow["paper_jain"] = PAPER_MIXED[topo][(load, "all", queue)][3]
+                mixed_rows.append(mrow)
+    frame, mixed = pd.DataFrame(rows), pd.DataFrame(mixed_rows)
+    errors = handshake_errors(frame, mixed)
+    default = "on" if handshake_default() else "off"
+    verdicts = [
+        f"{metric}: {e['on']:.3f} on, {e['off']:.3f} off ({'on' if e['on'] <= e['off'] else 'off'} is nearer)"
+        for metric, e in errors.items()
+    ]
+    out.section("The connection handshake: which setting matches the paper")
+    out.note(
+        "The paper puts its DropTail lock-outs down to connections 'not even established'. Every "
+        f"common-TCP cell and every mixed run is run with the TCP handshake on and off (Tables 2-13 "
+        f"above: {default}); with it the SYN is timed as ns-3.30 times it (3 s, doubling, given up "
+        "after 6 retransmissions). Mean errors against the paper over "
+        f"{len(frame)} cells and {len(mixed)} mixed runs"
+        + (" (Access Link only in the quick form)" if quick else "")
+        + " — first quartile and median throughput: |ours - paper| / fair share; lock-outs: cells where "
+        "the paper's first quartile is 0 and ours is not, or the reverse; Jain: absolute difference; queue: "
+        "absolute difference / 900 packets; drop ratio: |log10(ours / paper)|; mixed runs' shares: "
+        "absolute difference in percentage points / 100, over the three TCPs — " + "; ".join(verdicts) + "."
+    )
+    out.table(
+        "handshake",
+        frame,
+        "Common TCPs with the handshake on and off, against the paper (Tables 2-9); `idle_flows`: "
+        "flows under 10 kbit/s; `connected_on`: flows whose connection opened by the end of the run; "
+        "`connect_mean_s_on`: their mean time from first SYN to SYN-ACK; `syn_retransmissions_on`: "
+        "SYNs sent again, all flows.",
+    )
+    out.table(
+        "handshake_mixed",
+        mixed,
+        "Mixed TCPs with the handshake on and off: each TCP's share (BD) of the total and Jain's index "
+        "over all flows, against the paper (Tables 10 and 12).",
+    )
+
+
+def handshake_errors(frame: pd.DataFrame, mixed: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Mean error of each metric against the paper, with the handshake on and off."""
+    out: dict[str, dict[str, float]] = {}
+    for metric in ("q1_mbps", "median_mbps", "lockouts", "jain", "queue_pkts", "drop_pct", "mixed_bd_pct"):
+        out[metric] = {}
+        for s in ("on", "off"):
+            if metric == "lockouts":
+                err = (frame[f"q1_mbps_{s}"] < 0.01) != (frame["paper_q1_mbps"] == 0)
+            elif metric == "mixed_bd_pct":
+                tcps = [CC_LABELS[cc] for cc in MIXED.values()]
+                err = sum((mixed[f"{t}_bd_pct_{s}"] - mixed[f"paper_{t}_bd_pct"]).abs() for t in tcps) / 300
+            elif metric.endswith("_mbps"):
+                err = (frame[f"{metric}_{s}"] - frame[f"paper_{metric}"]).abs() / frame["fair_share_mbps"]
+            elif metric == "drop_pct":
+                ours, paper = frame[f"drop_pct_{s}"], frame["paper_drop_pct"]
+                err = (np.log10(ours.clip(lower=1e-3)) - np.log10(paper.clip(lower=1e-3))).abs()
+            else:
+                scale = {"jain": 1.0, "queue_pkts": 900.0}[metric]
+                err = (frame[f"{metric}_{s}"] - frame[f"paper_{metric}"]).abs() / scale
+            out[metric][s] = float(np.mean(err)) if len(err) else float("nan")
     return out
 
 

@@ -6,7 +6,9 @@ with its intervals, or a sequential test's decision, and the first-passage curve
 from __future__ import annotations
 
 import json
+import logging
 import math
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +22,8 @@ from ...results.tables import with_records
 from .query import Node, Query, parse_query
 from .statistics import Sprt, chernoff_runs, clopper_pearson
 from .vocabulary import Source, random_elements, random_models, resolve_name, scenario_shape
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TRACE_INTERVAL_NS = 10_000_000
 DEFAULT_MAX_RUNS = 10_000
@@ -284,7 +288,8 @@ class SmcResult:
         return lines
 
     def write(self, out: str | Path) -> list[Path]:
-        """``smc.json``, ``outcomes.parquet``, ``first_passage.csv`` and ``first_passage.png``."""
+        """``smc.json``, ``timing.json``, ``provenance.json``, ``outcomes.parquet``,
+        ``first_passage.csv`` and ``first_passage.png``."""
         directory = Path(out)
         directory.mkdir(parents=True, exist_ok=True)
         written = []
@@ -296,6 +301,14 @@ class SmcResult:
         path = directory / "timing.json"
         path.write_text(
             json.dumps({"wall_time_s": self.wall_time_s, "executor": self.where}, indent=2) + "\n", encoding="utf-8"
+        )
+        written.append(path)
+        # How it was made (version, engine, command line): differs between machines, as timing.
+        from ...engine.provenance import PROVENANCE_FILE, environment
+
+        path = directory / PROVENANCE_FILE
+        path.write_text(
+            json.dumps(environment(["ccsim", *sys.argv[1:]]), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
         written.append(path)
         path = directory / "outcomes.parquet"
@@ -464,6 +477,16 @@ def check(
     own = executor is None
     ex = executor or Executor(jobs=jobs, scheduler=scheduler)
     chunk = max(1, min(16 if not testing else 4, limit // (8 * ex.workers)))
+    logger.debug(
+        "%s: %s, at most %d runs (Chernoff-Hoeffding: %d) on %s, %d per batch; random elements: %s",
+        parsed.text,
+        "SPRT" if testing else "estimate",
+        limit,
+        planned,
+        ex.description,
+        chunk,
+        ", ".join(str(e) for e in elements),
+    )
 
     def batches() -> Iterator[tuple[_Plan, list[int]]]:
         buffer: list[int] = []
@@ -543,31 +566,16 @@ def check(
 
 
 class _SmcProgress:
-    def __init__(self, total: int | None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+    """Runs done (of the planned count, when it is known: not for a sequential test) and how
+    many satisfied the query (progress.py: a bar on a terminal, plain lines elsewhere)."""
 
-        columns: list[Any] = [TextColumn("runs")]
-        if total is not None:
-            columns += [BarColumn(), MofNCompleteColumn()]
-        else:
-            columns += [TextColumn("{task.completed}")]
-        columns += [TextColumn("{task.description}"), TimeElapsedColumn()]
-        if total is not None:
-            columns += [TextColumn("eta"), TimeRemainingColumn()]
-        self._progress = Progress(*columns, console=Console(stderr=True), transient=True)
-        self._task = self._progress.add_task("", total=total)
-        self._progress.start()
+    def __init__(self, total: int | None) -> None:
+        from ...progress import Progress
+
+        self._progress = Progress("runs", total)
 
     def update(self, done: int, satisfied: int) -> None:
-        self._progress.update(self._task, completed=done, description=f"({satisfied} satisfied)")
+        self._progress.update(done, f"{satisfied} satisfied")
 
     def close(self) -> None:
-        self._progress.stop()
+        self._progress.close()

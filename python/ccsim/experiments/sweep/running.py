@@ -4,10 +4,12 @@ finishes; Ctrl-C or SIGTERM keeps what finished."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor
@@ -21,6 +23,8 @@ from .planning import plan
 from .rundir import RUNS_DIR, _discard, _write_run
 from .spec import SweepSpec
 from .table import _write_table, build_table
+
+logger = logging.getLogger(__name__)
 
 
 def run_config(config_json: str) -> dict[str, Any]:
@@ -137,6 +141,7 @@ def run_sweep(
     tmp = out / f".sweep.json.tmp-{os.getpid()}"
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, out / "sweep.json")
+    _write_provenance(spec, out)
     damaged = len(the_plan.damaged)
 
     todo: list[RunSpec] = []
@@ -147,6 +152,9 @@ def run_sweep(
         seen.add(run.key)
         todo.append(run)
     skipped = len(the_plan.runs) - len(todo)
+    logger.debug(
+        "%s: %d runs, %d done before, %d damaged, %d to run", out, len(the_plan.runs), skipped, damaged, len(todo)
+    )
     ran = failed = lost = 0
     interrupted = False
     bar = _SweepProgress(len(the_plan.runs), skipped) if progress else None
@@ -154,6 +162,12 @@ def run_sweep(
     def record(run: RunSpec, outcome: dict[str, Any] | None, error: str | None) -> None:
         nonlocal ran, failed
         rec = _write_run(runs_dir, run, outcome, error)
+        if outcome is not None and error is None:
+            logger.debug(
+                "run %s (seed %s) done in %.2f s on %s", run.key, run.seed, outcome["wall_time_s"], outcome.get("host")
+            )
+        else:
+            logger.debug("run %s (seed %s) failed: %s", run.key, run.seed, error)
         ran += 1
         failed += rec["status"] != "ok"
         if bar is not None:
@@ -201,53 +215,50 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 class _SweepProgress:
-    """A rich progress bar on stderr: runs done of the total, failures, elapsed and ETA."""
+    """Runs done of the total, with failures, elapsed time and ETA (progress.py: a bar on a
+    terminal, plain lines elsewhere); the ETA counts only the runs of this session, as the
+    runs done before took no time."""
 
     def __init__(self, total: int, skipped: int) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self._progress = Progress(
-            TextColumn("runs"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}"),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-        )
         self._failed = 0
         self._skipped = skipped
-        # The ETA counts only runs done in this session: skipped ones took no time.
-        self._task = self._progress.add_task(self._describe(), total=total - skipped)
         self._total = total
-        self._started = False
+        self._done = 0
+        self._progress: Any = None
 
-    def _describe(self) -> str:
+    def _note(self) -> str:
         parts = []
         if self._skipped:
             parts.append(f"{self._skipped} done before")
         if self._failed:
             parts.append(f"{self._failed} failed")
-        return f"({', '.join(parts)})" if parts else ""
+        return ", ".join(parts)
 
     def start(self, where: str) -> None:
-        self._progress.console.print(f"running {self._total - self._skipped} of {self._total} runs on {where}")
-        self._progress.start()
-        self._started = True
+        from ...progress import Progress, logger
+
+        logger.info("running %d of %d runs on %s", self._total - self._skipped, self._total, where)
+        self._progress = Progress("runs", self._total - self._skipped, transient=False)
+        self._progress.update(0, self._note())
 
     def advance(self, failed: bool) -> None:
         self._failed += failed
-        self._progress.update(self._task, advance=1, description=self._describe())
+        self._done += 1
+        if self._progress is not None:
+            self._progress.update(self._done, self._note())
 
     def close(self) -> None:
-        if self._started:
-            self._progress.stop()
+        if self._progress is not None:
+            self._progress.close()
+
+
+def _write_provenance(spec: SweepSpec, out: Path) -> None:
+    """``provenance.json``: how the sweep was run (engine/provenance.py) and the files it was
+    made from, by SHA-256; each run's exact configuration is its ``config.json``."""
+    from ...engine.provenance import PROVENANCE_FILE, environment, file_sha256
+
+    files = [str(spec.scenario)] + ([spec.file] if Path(spec.file).is_file() else [])
+    record = {**environment(["ccsim", *sys.argv[1:]]), "files": {f: file_sha256(f) for f in files}}
+    tmp = out / f".{PROVENANCE_FILE}.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, out / PROVENANCE_FILE)

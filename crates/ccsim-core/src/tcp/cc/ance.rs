@@ -80,7 +80,7 @@
 //! The window machinery is [`Core`], shared with ENCN (`encn.rs`), which feeds it the
 //! router's non-congestion echo instead of `Q_E < Q_min`.
 
-use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::time::Time;
@@ -260,9 +260,37 @@ impl Ance {
     }
 }
 
+/// The Balance Fairness variable, ANCE's and ENCN's.
+pub(crate) const BF: VarSpec =
+    VarSpec::new("bf", VarUnit::Number, "Balance Fairness: ACKs per one-segment decrease (Table 1 BF)");
+
+/// ANCE's traceable variables.
+pub static VARS: &[VarSpec] = &[
+    BF,
+    VarSpec::new(
+        "bw_estimate",
+        VarUnit::BitsPerSecond,
+        "bandwidth estimate B_E (eq. 2); NaN before two ACKs of new data",
+    ),
+    VarSpec::new("queue_estimate", VarUnit::Bytes, "queue estimate Q_E (eq. 1); NaN before B_E and RTT_min"),
+];
+
 impl CongestionControl for Ance {
     fn name(&self) -> &'static str {
         "ance"
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "bf" => self.bf(),
+            "bw_estimate" => self.bandwidth_estimate().map_or(f64::NAN, |b| 8.0 * b),
+            "queue_estimate" => self.queue_estimate().unwrap_or(f64::NAN),
+            _ => return None,
+        })
     }
 
     fn on_ack_received(&mut self, st: &CcState, ack: &Ack) {

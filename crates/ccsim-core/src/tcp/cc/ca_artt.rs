@@ -48,7 +48,7 @@
 //!   2, 4, 1; ns-2, which the paper used, defaults to 1, 3, 1).
 
 use super::vegas::{self, VegasConfig, VegasCore};
-use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
@@ -207,9 +207,27 @@ impl CaArtt {
     }
 }
 
+/// CA-ARTT's traceable variables: Vegas's and the forecast.
+pub static VARS: &[VarSpec] = &[
+    vegas::VARS[0],
+    vegas::VARS[1],
+    VarSpec::new("artt", VarUnit::Seconds, "ARIMA forecast of the next RTT, ARTT(t+1); NaN before the first sample"),
+];
+
 impl CongestionControl for CaArtt {
     fn name(&self) -> &'static str {
         "ca-artt"
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        match name {
+            "artt" => Some(self.forecaster.forecast().unwrap_or(f64::NAN)),
+            _ => self.core.var(name),
+        }
     }
 
     fn on_ack(&mut self, st: &mut CcState, ack: &Ack) {

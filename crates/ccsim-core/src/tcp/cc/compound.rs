@@ -43,7 +43,7 @@
 //! - `win` never exceeds the receiver window (draft: `win = min(cwnd + dwnd, awnd)`): `dwnd`
 //!   is capped there so that it cannot grow without bound while the queue stays empty.
 
-use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::time::Time;
@@ -301,9 +301,27 @@ impl Compound {
     }
 }
 
+/// Compound TCP's traceable variables.
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new("dwnd", VarUnit::Segments, "delay-based window, added to the loss-based one (CTCP dwnd)"),
+    VarSpec::new("base_rtt", VarUnit::Seconds, "smallest RTT ever seen (CTCP baseRTT); NaN before the first sample"),
+];
+
 impl CongestionControl for Compound {
     fn name(&self) -> &'static str {
         "compound"
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "dwnd" => self.dwnd,
+            "base_rtt" => self.base_rtt.map_or(f64::NAN, crate::sim::time::secs),
+            _ => return None,
+        })
     }
 
     fn on_rtt_sample(&mut self, _st: &CcState, rtt: Time) {

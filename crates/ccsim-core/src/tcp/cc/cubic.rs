@@ -49,10 +49,10 @@
 //! the application-limited rules of §4.2 / §5.8 (bulk senders stay cwnd-limited).
 
 use super::hystart::HyStartPlusPlus;
-use super::{Ack, CcModel, CcState, Congestion, CongestionControl};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
-use crate::sim::time::{Time, SEC};
+use crate::sim::time::{secs, Time, SEC};
 
 /// RFC 9438 §4.1.1 / §5.1: `C`, segments per second cubed.
 pub const C: f64 = 0.4;
@@ -110,6 +110,31 @@ pub const MODEL: CcModel = CcModel {
     partner_queues: &[],
     build: |p, _| Box::new(Cubic::from_params(p)),
 };
+
+/// CUBIC's traceable variables (RFC 9438 names, in segments as the RFC keeps them).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new(
+        "w_max",
+        VarUnit::Segments,
+        "window just before the last reduction, after fast convergence (RFC 9438 W_max); 0 before any",
+    ),
+    VarSpec::new(
+        "k",
+        VarUnit::Seconds,
+        "time the cubic function takes to regain W_max in the current stage (RFC 9438 K)",
+    ),
+    VarSpec::new("w_est", VarUnit::Segments, "Reno-friendly estimate of the window (RFC 9438 §4.3 W_est)"),
+    VarSpec::new(
+        "cwnd_epoch",
+        VarUnit::Segments,
+        "window at the start of the current congestion-avoidance stage (RFC 9438 cwnd_epoch)",
+    ),
+    VarSpec::new(
+        "epoch_start",
+        VarUnit::Seconds,
+        "start of the current congestion-avoidance stage, simulated time (RFC 9438 t_epoch); NaN until its first ACK",
+    ),
+];
 
 /// CUBIC congestion control.
 #[derive(Clone, Debug)]
@@ -310,6 +335,21 @@ impl CongestionControl for Cubic {
             h.on_congestion();
         }
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "w_max" => self.w_max,
+            "k" => self.k,
+            "w_est" => self.w_est,
+            "cwnd_epoch" => self.cwnd_epoch,
+            "epoch_start" => self.t_epoch.map_or(f64::NAN, secs),
+            _ => return None,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -384,6 +424,27 @@ mod tests {
         // W_cubic(0) is the reduced window and W_cubic(K) is W_max.
         assert!((s.cc.w_cubic(0.0) - 700.0).abs() < 1e-9);
         assert!((s.cc.w_cubic(k) - 1000.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn traced_variables_are_the_rfc_state() {
+        let read = |cc: &Cubic| VARS.iter().map(|v| cc.var(v.name).unwrap()).collect::<Vec<_>>();
+        let mut s = sender(Cubic::default(), 1 << 20);
+        // No stage yet: W_max 0, no epoch start.
+        let v = read(&s.cc);
+        assert_eq!(v[..4], [0.0, 0.0, 0.0, 0.0]);
+        assert!(v[4].is_nan());
+        // The test above: a loss at 1000 segments, the stage starting at 5 s from 700 with
+        // K = cbrt(1000 (1 - 0.7) / 0.4) = cbrt(750) s; W_est starts at cwnd_epoch.
+        s.st.srtt = Some(100 * MS);
+        loss_at(&mut s, 1000);
+        s.st.now = 5 * SEC;
+        s.ack(Ack { acked: MSS, ..Ack::default() });
+        let v = read(&s.cc);
+        assert_eq!([v[0], v[3], v[4]], [1000.0, 700.0, 5.0]);
+        assert!((v[1] - 750f64.cbrt()).abs() < 1e-12, "K {}", v[1]);
+        assert!(v[2] >= 700.0 && v[2] < 700.1, "W_est {} just past cwnd_epoch", v[2]);
+        assert_eq!(s.cc.var("cwnd"), None);
     }
 
     #[test]

@@ -31,7 +31,9 @@
 //! - `g = 1/16`: RFC 8257 §3.3 only bounds it (0 < g < 1); the SIGCOMM paper's experiments,
 //!   Linux (`dctcp_shift_g = 4`) and ns-3 (`DctcpShiftG` 0.0625) use 1/16.
 
-use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, TransportNeeds};
+use super::{
+    reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, TransportNeeds, VarSpec, VarUnit,
+};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 
@@ -78,6 +80,13 @@ pub struct Dctcp {
     /// Reno byte counting for congestion avoidance.
     ca_bytes_acked: u64,
 }
+
+/// DCTCP's traceable variables (also E-DCTCP's).
+pub static VARS: &[VarSpec] = &[VarSpec::new(
+    "alpha",
+    VarUnit::Fraction,
+    "estimated fraction of bytes CE-marked, updated once per window of data (RFC 8257 §3.3 DCTCP.Alpha)",
+)];
 
 impl Dctcp {
     /// With gain `g` and initial `alpha`.
@@ -135,6 +144,14 @@ impl CongestionControl for Dctcp {
 
     fn needs(&self) -> TransportNeeds {
         TransportNeeds { ecn: true, ecn_feedback: EcnFeedback::Dctcp, ..TransportNeeds::default() }
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        (name == "alpha").then_some(self.alpha)
     }
 }
 
@@ -224,6 +241,26 @@ mod tests {
         cc.on_ack_received(&st, &Ack { acked: 3 * MSS, ece: true, ..Ack::default() });
         // Window bytes 1000 + 3000, marked 3000: alpha = 1/2 * 1/2 + 1/2 * 3/4.
         assert_eq!(cc.alpha(), 0.625);
+    }
+
+    #[test]
+    fn the_traced_alpha_is_the_estimate() {
+        // The windows of the test above, read as the traces read them.
+        let mut cc = Dctcp::new(0.5, 0.0);
+        let alpha = |cc: &Dctcp| cc.var("alpha").unwrap();
+        assert_eq!(cc.vars().iter().map(|v| v.name).collect::<Vec<_>>(), ["alpha"]);
+        let mut st = window(MSS, 10, None);
+        st.snd_nxt = 4 * MSS;
+        cc.on_ack_received(&st, &Ack { acked: 3 * MSS, ece: true, ..Ack::default() });
+        assert_eq!(alpha(&cc), 0.5);
+        st.snd_una = 3 * MSS;
+        cc.on_ack_received(&st, &Ack { acked: MSS, ece: false, ..Ack::default() });
+        assert_eq!(alpha(&cc), 0.5, "mid-window");
+        st.snd_una = 4 * MSS;
+        st.snd_nxt = 8 * MSS;
+        cc.on_ack_received(&st, &Ack { acked: 3 * MSS, ece: true, ..Ack::default() });
+        assert_eq!(alpha(&cc), 0.625);
+        assert_eq!(cc.var("cwnd"), None, "the sender's variables are the sender's");
     }
 
     #[test]

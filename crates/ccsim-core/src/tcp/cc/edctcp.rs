@@ -41,7 +41,7 @@
 //! - Everything else is DCTCP, including the RFC 8257 receiver and implied ECN.
 
 use super::dctcp::Dctcp;
-use super::{Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds, VarSpec};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::rng::Rng;
@@ -132,6 +132,14 @@ impl CongestionControl for EDctcp {
 
     fn needs(&self) -> TransportNeeds {
         TransportNeeds { loss_notice: true, ..self.dctcp.needs() }
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        self.dctcp.vars()
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        self.dctcp.var(name)
     }
 
     fn on_loss_notice(&mut self, st: &CcState, bounces: u32, rng: &mut Rng) -> Time {

@@ -26,7 +26,7 @@
 //! window grows by one segment per RTT up to rwnd (losses still halve it).
 
 use super::ance::Core;
-use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery};
+use super::{Ack, CcModel, CcState, Congestion, CongestionControl, FastRecovery, VarSpec};
 use crate::registry::Randomness;
 
 /// Registration.
@@ -52,9 +52,20 @@ impl Encn {
     }
 }
 
+/// ENCN's traceable variables.
+pub static VARS: &[VarSpec] = &[super::ance::BF];
+
 impl CongestionControl for Encn {
     fn name(&self) -> &'static str {
         "encn"
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        (name == "bf").then(|| self.bf())
     }
 
     fn on_ack(&mut self, st: &mut CcState, ack: &Ack) {

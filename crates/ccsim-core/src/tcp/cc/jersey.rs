@@ -36,7 +36,7 @@
 //! - At least 2 segments, as RFC 5681's ssthresh.
 //! - ECN is implied (`cc = "jersey"` turns it on): the CW is carried by CE/ECE.
 
-use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds};
+use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, TransportNeeds, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue};
 use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
@@ -108,9 +108,24 @@ impl Jersey {
     }
 }
 
+/// TCP Jersey's traceable variables.
+pub static VARS: &[VarSpec] = &[VarSpec::new(
+    "rate",
+    VarUnit::BitsPerSecond,
+    "available-bandwidth estimate R of ABE; 0 before the first estimate",
+)];
+
 impl CongestionControl for Jersey {
     fn name(&self) -> &'static str {
         "jersey"
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        (name == "rate").then_some(8.0 * self.rate)
     }
 
     fn on_ack(&mut self, st: &mut CcState, ack: &Ack) {

@@ -13,6 +13,7 @@
 
 pub mod ance;
 pub mod bbr;
+pub mod bbr3;
 pub mod ca_artt;
 pub mod compound;
 pub mod cubic;
@@ -33,6 +34,7 @@ use crate::params::{ParamSpec, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Time;
 pub use crate::tcp::EcnFeedback;
+pub use crate::vars::{VarSpec, VarUnit};
 
 /// Window and measurements shared by the sender and its congestion control.
 #[derive(Clone, Debug)]
@@ -284,6 +286,20 @@ pub trait CongestionControl: Send {
     fn marks_non_congestion(&self) -> bool {
         false
     }
+
+    /// The algorithm's variables that traces can sample (`trace.flow_vars`): a static table,
+    /// the same for every instance built from the same parameters, which the registry reads
+    /// from an instance at its defaults. Names differ from the sender's own
+    /// ([`crate::tcp::vars::SENDER_VARS`]).
+    fn vars(&self) -> &'static [VarSpec] {
+        &[]
+    }
+
+    /// The current value of variable `name`, one of [`CongestionControl::vars`] (`None` for
+    /// any other name); NaN while it is undefined. Read every trace interval, never per packet.
+    fn var(&self, _name: &str) -> Option<f64> {
+        None
+    }
 }
 
 /// A registered congestion control.
@@ -318,6 +334,7 @@ pub static CCS: &[CcModel] = &[
     ance::MODEL,
     encn::MODEL,
     bbr::MODEL,
+    bbr3::MODEL,
     prague::MODEL,
 ];
 

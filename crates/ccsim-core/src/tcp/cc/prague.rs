@@ -41,7 +41,10 @@
 //! - Without Accurate ECN Linux falls back to Reno (`prague-reno`); here the feedback is
 //!   always Accurate ECN (no handshake negotiates it).
 
-use super::{Ack, CaState, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, RateSample, TransportNeeds};
+use super::{
+    Ack, CaState, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, RateSample, TransportNeeds, VarSpec,
+    VarUnit,
+};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::time::{Time, MS};
@@ -417,7 +420,41 @@ impl CongestionControl for Prague {
     fn needs(&self) -> TransportNeeds {
         TransportNeeds { ecn: true, ecn_feedback: EcnFeedback::Accurate, pacing: true, ect1: true, loss_notice: false }
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "alpha" => self.alpha(),
+            "frac_cwnd" => self.frac_cwnd as f64 / ONE as f64,
+            "rounds" => self.round as f64,
+            "classic_score" => self.fallback.as_ref().map_or(f64::NAN, |d| d.score),
+            _ => return None,
+        })
+    }
 }
+
+/// Prague's traceable variables (Linux `struct prague` names).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new(
+        "alpha",
+        VarUnit::Fraction,
+        "EWMA of the fraction of packets CE-marked per round, from 1, updated from the first mark on (draft §2.3.2, Linux upscaled_alpha)",
+    ),
+    VarSpec::new(
+        "frac_cwnd",
+        VarUnit::Segments,
+        "the fractional window the integer cwnd steps towards (Linux frac_cwnd); 0 until the first hook call",
+    ),
+    VarSpec::new("rounds", VarUnit::Count, "round trips of congestion avoidance so far (Linux round)"),
+    VarSpec::new(
+        "classic_score",
+        VarUnit::Number,
+        "classic-ECN-AQM detection score, 0 (L4S) to 17 (classic), above 8 alpha is floored (§2.4.4); NaN unless ecn_fallback",
+    ),
+];
 
 #[cfg(test)]
 mod tests {
@@ -467,6 +504,33 @@ mod tests {
             ack(&mut cc, &mut st, 1, 0);
         }
         assert!((cc.alpha() - want * 15.0 / 16.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn traced_variables_are_alpha_and_the_fractional_window() {
+        let mut cc = prague();
+        let mut st = congestion_avoidance(100);
+        let var = |cc: &Prague, name: &str| cc.var(name).unwrap();
+        assert_eq!([var(&cc, "alpha"), var(&cc, "frac_cwnd"), var(&cc, "rounds")], [1.0, 0.0, 0.0]);
+        assert!(var(&cc, "classic_score").is_nan(), "no fallback by default");
+        // The first test's rounds: 1/4 marked, then none: alpha 15/16 + 1/64, then x 15/16.
+        ack(&mut cc, &mut st, 1, 0);
+        cc.next_seq = st.snd_una + 100 * MSS;
+        for k in 0..100 {
+            ack(&mut cc, &mut st, 1, (k % 4 == 0) as u32);
+        }
+        let want = 15.0 / 16.0 + 0.25 / 16.0;
+        assert!((var(&cc, "alpha") - want).abs() < 1e-5);
+        cc.next_seq = st.snd_una + 50 * MSS;
+        for _ in 0..50 {
+            ack(&mut cc, &mut st, 1, 0);
+        }
+        assert!((var(&cc, "alpha") - want * 15.0 / 16.0).abs() < 1e-5);
+        assert_eq!(var(&cc, "alpha"), cc.alpha());
+        // The window: 100 segments plus the growth of the 113 unmarked ACKs, about one segment.
+        assert_eq!(var(&cc, "frac_cwnd"), cc.frac_cwnd as f64 / ONE as f64);
+        assert!((101.0..102.0).contains(&var(&cc, "frac_cwnd")), "{}", var(&cc, "frac_cwnd"));
+        assert_eq!(var(&cc, "rounds"), 3.0, "three rounds of congestion avoidance started");
     }
 
     #[test]

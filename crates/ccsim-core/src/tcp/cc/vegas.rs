@@ -49,7 +49,7 @@
 //! [`VegasCore`] holds the machinery (rounds, filters, slow start, the once-per-RTT rule on a
 //! backlog estimate) so that CA-ARTT (`ca_artt.rs`) differs from Vegas only in its estimate.
 
-use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl};
+use super::{reno_increase, Ack, CcModel, CcState, Congestion, CongestionControl, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::time::{secs, Time};
@@ -276,9 +276,42 @@ impl Vegas {
     }
 }
 
+/// Vegas's traceable variables (also CA-ARTT's).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new(
+        "base_rtt",
+        VarUnit::Seconds,
+        "smallest RTT over the connection (Vegas BaseRTT); NaN before the first sample",
+    ),
+    VarSpec::new(
+        "diff",
+        VarUnit::Packets,
+        "backlog estimate of the last round end, compared with alpha and beta (Vegas diff); NaN before the first",
+    ),
+];
+
+impl VegasCore {
+    /// The value of variable `name` of [`VARS`].
+    pub fn var(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "base_rtt" => self.base_rtt.map_or(f64::NAN, secs),
+            "diff" => self.last.map_or(f64::NAN, |(diff, _)| diff),
+            _ => return None,
+        })
+    }
+}
+
 impl CongestionControl for Vegas {
     fn name(&self) -> &'static str {
         "vegas"
+    }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        self.core.var(name)
     }
 
     fn on_ack(&mut self, st: &mut CcState, ack: &Ack) {

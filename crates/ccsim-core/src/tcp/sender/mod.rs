@@ -76,6 +76,7 @@
 //! segments marked once). Without SACK nothing is ever SACKed and a segment is marked lost
 //! only when it is retransmitted, so `pipe` equals FlightSize as RFC 6582 expects.
 
+mod connection;
 mod notice;
 mod rate;
 mod recovery;
@@ -91,7 +92,9 @@ use super::{EcnFeedback, TcpConfig};
 use crate::app::{Application, Socket};
 use crate::endpoint::{Cx, Endpoint};
 use crate::messages::MessageLedger;
-use crate::packet::{Ecn, Kind, Packet, FLAG_AE, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST, FLAG_NC, FLAG_NC_ECHO};
+use crate::packet::{
+    Ecn, Kind, Packet, FLAG_AE, FLAG_CWR, FLAG_ECE, FLAG_LN, FLAG_LOST, FLAG_NC, FLAG_NC_ECHO, FLAG_SYN_FIN,
+};
 use crate::results::FlowResult;
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::Time;
@@ -178,6 +181,8 @@ pub struct TcpSender {
     /// Delivery-rate estimation (`rate.rs`), present only if the congestion control owns its
     /// window: the sender then leaves the window to it (module header).
     rate: Option<Box<rate::RateSampler>>,
+    /// The connection's opening and closing (`connection.rs`), present only with `handshake`.
+    conn: Option<Box<connection::Connection>>,
 }
 
 struct SockView<'a> {
@@ -212,7 +217,9 @@ impl TcpSender {
             flow,
             dst,
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
-            rwnd: cfg.rwnd,
+            // With a handshake the peer's window is unknown until its SYN-ACK: nothing is sent.
+            rwnd: if cfg.handshake { 0 } else { cfg.rwnd },
+            conn: cfg.handshake.then(|| Box::new(connection::Connection::new())),
             sb: Scoreboard::new(cfg.mss),
             cfg,
             cc,
@@ -266,6 +273,41 @@ impl TcpSender {
     /// Oldest unacknowledged byte.
     pub fn snd_una(&self) -> u64 {
         self.snd_una
+    }
+
+    /// The congestion control, for traces.
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// The RTT estimator (SRTT, RTTVAR, RTO), for traces.
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// RFC 6675 `pipe` now, for traces.
+    pub fn inflight(&self) -> u64 {
+        self.pipe()
+    }
+
+    /// RFC 5681 FlightSize now, for traces.
+    pub fn outstanding(&self) -> u64 {
+        self.flight_size()
+    }
+
+    /// The pacing rate the sender would take now (bytes per second; infinite: none yet), for
+    /// traces.
+    pub fn pacing_rate_now(&self) -> f64 {
+        self.pacing_rate()
+    }
+
+    /// Where the sender is in loss recovery, for traces.
+    pub fn ca_state(&self) -> super::cc::CaState {
+        match self.recovery {
+            Recovery::Open => super::cc::CaState::Open,
+            Recovery::Fast => super::cc::CaState::Recovery,
+            Recovery::Timeout => super::cc::CaState::Loss,
+        }
     }
 
     /// Debug builds: the window is at least one segment, RFC 5681 §3.1's loss window (the
@@ -537,6 +579,9 @@ impl TcpSender {
             }
             if self.snd_una == self.snd_nxt {
                 self.rto_deadline = None; // RFC 6298 §5.2
+                if self.conn.is_some() {
+                    self.on_all_acked(cx);
+                }
             } else if restart_rto {
                 self.rto_deadline = Some(now + self.rtt.rto()); // §5.3
             }
@@ -575,15 +620,23 @@ impl TcpSender {
         if let Some(mark) = app_limited.filter(|_| self.app_end > written) {
             self.set_app_limited(mark);
         }
+        if self.conn.is_some() {
+            self.open_connection(cx);
+        }
     }
 }
 
 impl Endpoint for TcpSender {
     fn on_packet(&mut self, pkt: &Packet, cx: &mut Cx) {
         if pkt.kind == Kind::TcpAck {
-            if pkt.flags & FLAG_LOST != 0 {
-                if self.cfg.loss_notice {
-                    self.on_loss_notice(pkt, cx);
+            // One test for both rare kinds: a router's loss notice, the receiver's SYN-ACK or FIN-ACK.
+            if pkt.flags & (FLAG_LOST | FLAG_SYN_FIN) != 0 {
+                if pkt.flags & FLAG_LOST != 0 {
+                    if self.cfg.loss_notice {
+                        self.on_loss_notice(pkt, cx);
+                    }
+                } else {
+                    self.on_connection_segment(pkt, cx);
                 }
             } else {
                 self.on_ack(pkt, cx);
@@ -631,6 +684,15 @@ impl Endpoint for TcpSender {
     fn report(&self, row: &mut FlowResult) {
         row.cc = self.cc.name().to_string();
         row.final_cwnd_bytes = Some(self.st.cwnd);
+        self.report_connection(row);
+    }
+
+    fn vars(&self) -> Option<crate::vars::OfferedVars> {
+        Some(super::vars::offered(self))
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        super::vars::sender_var(self, name)
     }
 }
 

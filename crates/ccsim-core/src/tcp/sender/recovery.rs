@@ -171,7 +171,10 @@ impl TcpSender {
     pub(super) fn on_rto(&mut self, cx: &mut Cx) {
         let now = cx.now;
         if self.snd_una == self.snd_nxt {
-            self.rto_deadline = None;
+            // No data outstanding: the timer of a SYN or a FIN, if any (`connection.rs`).
+            if !self.connection_timeout(cx) {
+                self.rto_deadline = None;
+            }
             return;
         }
         cx.stats.count(now, |s| &mut s.timeouts);

@@ -132,11 +132,11 @@
 //! hooks.
 
 use super::TransportNeeds;
-use super::{Ack, CaState, CcModel, CcState, Congestion, CongestionControl, RateSample};
+use super::{Ack, CaState, CcModel, CcState, Congestion, CongestionControl, RateSample, VarSpec, VarUnit};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::rng::{Rng, Stream};
-use crate::sim::time::{Time, MS, SEC};
+use crate::sim::time::{secs, Time, MS, SEC};
 
 mod filter;
 mod policer;
@@ -761,4 +761,62 @@ impl CongestionControl for Bbr {
     fn pacing_rate(&self, st: &CcState) -> Option<f64> {
         Some(self.pacing.rate(st))
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        let flag = |b: bool| u8::from(b) as f64;
+        Some(match name {
+            "bw" => 8.0 * self.bw(),
+            "max_bw" => 8.0 * self.max_bw(),
+            "lt_bw" => 8.0 * self.lt_bw,
+            "min_rtt" => self.min_rtt.map_or(f64::NAN, secs),
+            "mode" => match self.mode {
+                Mode::Startup => 0.0,
+                Mode::Drain => 1.0,
+                Mode::ProbeBw => 2.0,
+                Mode::ProbeRtt => 3.0,
+            },
+            "pacing_gain" => self.pacing_gain,
+            "cwnd_gain" => self.cwnd_gain,
+            "cycle_idx" => self.cycle_idx as f64,
+            "rounds" => self.rtt_cnt as f64,
+            "full_bw_reached" => flag(self.full_bw_reached),
+            "lt_use_bw" => flag(self.lt_use_bw),
+            _ => return None,
+        })
+    }
 }
+
+/// BBR's traceable variables (Linux `struct bbr` names).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new(
+        "bw",
+        VarUnit::BitsPerSecond,
+        "bottleneck bandwidth the model uses: lt_bw while a policer is assumed, else max_bw (Linux bbr_bw)",
+    ),
+    VarSpec::new(
+        "max_bw",
+        VarUnit::BitsPerSecond,
+        "windowed max of the delivery-rate samples over bw_rtts rounds (draft BtlBw, Linux bbr_max_bw)",
+    ),
+    VarSpec::new(
+        "lt_bw",
+        VarUnit::BitsPerSecond,
+        "long-term (policed) bandwidth estimate; 0 until one is found (Linux lt_bw)",
+    ),
+    VarSpec::new(
+        "min_rtt",
+        VarUnit::Seconds,
+        "min RTT estimate over min_rtt_win (draft RTprop, Linux min_rtt_us); NaN before the first sample",
+    ),
+    VarSpec::new("mode", VarUnit::State, "0 Startup, 1 Drain, 2 ProbeBW, 3 ProbeRTT (Linux bbr_mode)"),
+    VarSpec::new("pacing_gain", VarUnit::Number, "current pacing gain"),
+    VarSpec::new("cwnd_gain", VarUnit::Number, "current cwnd gain"),
+    VarSpec::new("cycle_idx", VarUnit::State, "phase of the ProbeBW gain cycle, 0 (5/4) to 7 (Linux cycle_idx)"),
+    VarSpec::new("rounds", VarUnit::Count, "packet-timed round trips so far (Linux rtt_cnt)"),
+    VarSpec::new("full_bw_reached", VarUnit::State, "1 once Startup has found the pipe full, else 0"),
+    VarSpec::new("lt_use_bw", VarUnit::State, "1 while the long-term bandwidth is used (a policer is assumed), else 0"),
+];

@@ -595,3 +595,29 @@ fn registered_as_an_owner_of_its_window_with_linux_defaults() {
     assert_eq!((d.min_rtt_win, d.probe_rtt_time), (10 * SEC, 200 * MS));
     assert_eq!((d.full_bw_thresh, d.full_bw_cnt_max), (1.25, 3));
 }
+
+#[test]
+fn traced_variables_are_the_model_of_the_path() {
+    let mut d = Drive::new(Bbr::default());
+    let var = |d: &Drive, name: &str| d.cc.var(name).unwrap();
+    // Before any sample: Startup at high gain, no bandwidth, no min RTT.
+    assert_eq!(
+        [var(&d, "mode"), var(&d, "bw"), var(&d, "pacing_gain"), var(&d, "full_bw_reached")],
+        [0.0, 0.0, 2.885, 0.0]
+    );
+    assert!(var(&d, "min_rtt").is_nan());
+    // Startup, Drain, then ProbeBW on the 1 MB/s, 100 ms path: the model holds 8 Mbit/s and
+    // 100 ms.
+    d.reach_probe_bw();
+    let idx = d.cc.cycle_index();
+    assert_eq!([var(&d, "bw"), var(&d, "max_bw"), var(&d, "lt_bw")], [8e6, 8e6, 0.0]);
+    assert_eq!(var(&d, "min_rtt"), 0.1);
+    assert_eq!([var(&d, "mode"), var(&d, "cycle_idx"), var(&d, "pacing_gain")], [2.0, idx as f64, PACING_GAIN[idx]]);
+    assert_eq!([var(&d, "cwnd_gain"), var(&d, "full_bw_reached"), var(&d, "lt_use_bw")], [2.0, 1.0, 0.0]);
+    assert_eq!(var(&d, "rounds"), d.cc.round_count() as f64);
+    assert!(d.cc.round_count() >= 4);
+    for v in VARS {
+        assert!(d.cc.var(v.name).is_some(), "{}", v.name);
+    }
+    assert_eq!(d.cc.var("srtt"), None);
+}
