@@ -92,3 +92,68 @@ def write_toml(tmp_path: Path):
         return path
 
     return write
+
+
+# --- compare: a made-up matrix, analysed without simulating -----------------------------------
+
+# The sweep table's columns of each metric (compare.analysis.run_metrics reads them), and what
+# a made-up run measured where a test gives nothing.
+SWEEP_COLUMNS = {
+    "utilization": "bottleneck.utilization",
+    "goodput": "goodput_bps_total",
+    "jain": "jain_index",
+    "mean_delay": "bottleneck.mean_sojourn_s",
+    "p99_delay": "bottleneck.p99_sojourn_s",
+    "drop_ratio": "bottleneck.drop_ratio",
+    "retransmissions": "retransmissions",
+}
+DEFAULTS = {
+    "utilization": 0.9,
+    "goodput": 9e6,
+    "jain": 0.9,
+    "mean_delay": 0.01,
+    "p99_delay": 0.02,
+    "drop_ratio": 0.01,
+    "retransmissions": 10.0,
+}
+
+
+def analyse_cells(
+    cells: dict[str, dict[str, list[float]]], seeds: list[int], objective: str, tmp_path: Path, cc: str = "newreno"
+) -> Any:
+    """``compare.analyse`` of a made-up matrix: one ``cc`` cell per queue name in ``cells``, each
+    given its metric values per seed (the others at ``DEFAULTS``), without simulating anything."""
+    import pandas as pd
+    from ccsim.experiments import compare
+
+    queues = list(cells)
+    spec = compare.CompareSpec(
+        file="made_up.toml",
+        scenario=tmp_path / "made_up.toml",
+        overrides=[],
+        ccs=[cc],
+        queues=queues,
+        seeds=len(seeds),
+        bottleneck="A->B",
+        queue_key="topology.bottleneck.queue",
+        cc_keys=["flows.cc"],
+        fixed={},
+        groups=[],
+        has_control=False,
+        notes=[],
+    )
+    rows = []
+    for point, queue in enumerate(queues):
+        for replicate, seed in enumerate(seeds):
+            row = {
+                "status": "ok",
+                "point": point,
+                "replicate": replicate,
+                "seed": seed,
+                "run_dir": f"runs/{queue}-{seed}",
+            }
+            for metric, column in SWEEP_COLUMNS.items():
+                values = cells[queue].get(metric)
+                row[column] = DEFAULTS[metric] if values is None else values[replicate]
+            rows.append(row)
+    return compare.analyse(spec, compare.parse_objective(objective), tmp_path, pd.DataFrame(rows))

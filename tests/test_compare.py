@@ -23,7 +23,7 @@ from ccsim.experiments import compare
 from ccsim.experiments.compare.analysis import verdict_lines
 from ccsim.experiments.compare.report import _pm, pareto_front
 from ccsim.results.metrics import jain
-from conftest import SCENARIOS, interrupt_cli, run_cli
+from conftest import DEFAULTS, SCENARIOS, analyse_cells, interrupt_cli, run_cli
 
 ACCESS_LINK = SCENARIOS / "papers" / "piotrowska" / "access_link.toml"
 # Heavy congestion (900 flows: 100 per source-sink pair), shortened: 8 s with 3 s of warm-up.
@@ -57,64 +57,6 @@ def sample_sd(values: list[float]) -> float:
 
 
 # Where each metric comes from in the sweep's table (ccsim.experiments.compare.analysis.run_metrics).
-SWEEP_COLUMNS = {
-    "utilization": "bottleneck.utilization",
-    "goodput": "goodput_bps_total",
-    "jain": "jain_index",
-    "mean_delay": "bottleneck.mean_sojourn_s",
-    "p99_delay": "bottleneck.p99_sojourn_s",
-    "drop_ratio": "bottleneck.drop_ratio",
-    "retransmissions": "retransmissions",
-}
-DEFAULTS = {
-    "utilization": 0.9,
-    "goodput": 9e6,
-    "jain": 0.9,
-    "mean_delay": 0.01,
-    "p99_delay": 0.02,
-    "drop_ratio": 0.01,
-    "retransmissions": 10.0,
-}
-
-
-def analyse_cells(
-    cells: dict[str, dict[str, list[float]]], seeds: list[int], objective: str, tmp_path: Path
-) -> compare.Comparison:
-    """``compare.analyse`` of a made-up matrix: one NewReno cell per queue name in ``cells``, each
-    given its metric values per seed (the other metrics constant), without simulating anything."""
-    queues = list(cells)
-    spec = compare.CompareSpec(
-        file="made_up.toml",
-        scenario=tmp_path / "made_up.toml",
-        overrides=[],
-        ccs=["newreno"],
-        queues=queues,
-        seeds=len(seeds),
-        bottleneck="A->B",
-        queue_key="topology.bottleneck.queue",
-        cc_keys=["flows.cc"],
-        fixed={},
-        groups=[],
-        has_control=False,
-        notes=[],
-    )
-    rows = []
-    for point, queue in enumerate(queues):
-        for replicate, seed in enumerate(seeds):
-            row = {
-                "status": "ok",
-                "point": point,
-                "replicate": replicate,
-                "seed": seed,
-                "run_dir": f"runs/{queue}-{seed}",
-            }
-            for metric, column in SWEEP_COLUMNS.items():
-                values = cells[queue].get(metric)
-                row[column] = DEFAULTS[metric] if values is None else values[replicate]
-            rows.append(row)
-    return compare.analyse(spec, compare.parse_objective(objective), tmp_path, pd.DataFrame(rows))
-
-
 def test_mean_ci_is_the_student_t_interval() -> None:
     values = [3.0, 5.5, 4.25]
     mean, sd, half = compare.mean_ci(values)

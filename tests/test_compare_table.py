@@ -12,21 +12,11 @@ import pandas as pd
 import pytest
 from ccsim.experiments import compare
 from ccsim.experiments.compare.report import exported_tables, print_table, write_report
-from conftest import SCENARIOS, _cli_env
+from conftest import SCENARIOS, _cli_env, analyse_cells
 from rich.console import Console
 
 EXAMPLE = SCENARIOS / "examples" / "rtt-fairness.toml"
 
-# The sweep table's columns of each metric (compare.analysis.run_metrics reads them).
-COLUMNS = {
-    "utilization": "bottleneck.utilization",
-    "goodput": "goodput_bps_total",
-    "jain": "jain_index",
-    "mean_delay": "bottleneck.mean_sojourn_s",
-    "p99_delay": "bottleneck.p99_sojourn_s",
-    "drop_ratio": "bottleneck.drop_ratio",
-    "retransmissions": "retransmissions",
-}
 # Per queue discipline, per seed: what each made-up run measured.
 CELLS = {
     "fq_codel": {"utilization": [0.99, 0.98, 0.995], "jain": [0.99, 0.97, 0.98], "p99_delay": [0.021, 0.022, 0.020]},
@@ -38,31 +28,10 @@ OTHERS = {"goodput": 48e6, "mean_delay": 0.006, "drop_ratio": 0.0117, "retransmi
 
 def made_up(tmp_path: Path, objective: str = "latency") -> compare.Comparison:
     """``analyse`` of a CUBIC x (fq_codel, pie, codel) matrix over 3 seeds, without simulating."""
-    queues = list(CELLS)
-    spec = compare.CompareSpec(
-        file="rtt-fairness.toml",
-        scenario=tmp_path / "rtt-fairness.toml",
-        overrides=[],
-        ccs=["cubic"],
-        queues=queues,
-        seeds=3,
-        bottleneck="A->B",
-        queue_key="topology.bottleneck.queue",
-        cc_keys=["flows.cc"],
-        fixed={},
-        groups=[],
-        has_control=False,
-        notes=[],
-    )
-    rows = []
-    for point, queue in enumerate(queues):
-        for replicate, seed in enumerate((1, 2, 3)):
-            row = {"status": "ok", "point": point, "replicate": replicate, "seed": seed, "run_dir": f"runs/{queue}"}
-            for metric, column in COLUMNS.items():
-                values = CELLS[queue].get(metric)
-                row[column] = OTHERS[metric] * (1 + 0.01 * seed) if values is None else values[replicate]
-            rows.append(row)
-    return compare.analyse(spec, compare.parse_objective(objective), tmp_path, pd.DataFrame(rows))
+    seeds = [1, 2, 3]
+    others = {metric: [value * (1 + 0.01 * seed) for seed in seeds] for metric, value in OTHERS.items()}
+    cells = {queue: {**others, **measured} for queue, measured in CELLS.items()}
+    return analyse_cells(cells, seeds, objective, tmp_path, cc="cubic")
 
 
 def printed(cmp: compare.Comparison, width: int) -> list[str]:
