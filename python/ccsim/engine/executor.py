@@ -279,6 +279,12 @@ class Executor:
                 # process's own end of the pipe lets the thread read end-of-file instead.
                 if result_queue is not None:
                     result_queue._writer.close()
+                # The thread then closes its wake-up pipe as it ends. The interpreter's exit
+                # hook wakes every manager thread through that pipe without a lock (CPython
+                # 3.11): a thread closing it meanwhile made the hook print "Bad file
+                # descriptor". Once the thread has ended, the hook sees the pipe closed.
+                if manager is not None:
+                    manager.join(timeout=5)
                 return
             pool.shutdown(wait=True, cancel_futures=True)
 
