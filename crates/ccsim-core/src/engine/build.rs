@@ -124,8 +124,10 @@ impl Simulation {
         })
     }
 
-    /// Arm every endpoint and queue, and the sampler's and the control loops' first events.
+    /// Schedule the link changes, arm every endpoint and queue, and the sampler's and the
+    /// control loops' first events.
     fn schedule_first_events(&mut self) {
+        self.schedule_link_changes();
         for e in 0..self.endpoints.len() {
             self.arm_endpoint(e);
         }
@@ -140,7 +142,6 @@ impl Simulation {
                 self.events.push(c.next_sample_time(), Event::Control(l as u32));
             }
         }
-        self.schedule_link_changes();
     }
 }
 

@@ -134,9 +134,23 @@ pub(super) fn charge_wire_loss(
     pkt.kind.is_datagram().then_some((pkt.flow as usize, pkt.seq))
 }
 
+/// When the packet `pkt`, whose transmission on `link` ends at `done`, reaches the far end,
+/// and its hop from there, in a run with changes: never before the packet ahead of it on the
+/// wire (a delay may have shrunk), and the hop by the routes now, which the far end works out
+/// again on arrival (`Simulation::arrive_changing`).
+#[cold]
+#[inline(never)]
+pub(super) fn wire_entry(link: &mut LinkDir, done: Time, routes: &Routes, pkt: &Packet) -> (Time, u32) {
+    let arrive = (done + link.delay).max(link.last_arrival);
+    link.last_arrival = arrive;
+    (arrive, Simulation::route_hop(routes, link.to, pkt))
+}
+
 impl Simulation {
-    /// Schedule every link change (after the other first events, so that a run without
-    /// changes schedules exactly what it did before they existed).
+    /// Schedule every link change, before any other event: a change at time t takes
+    /// effect before everything else that happens at t (events at one time run in the order
+    /// they were scheduled), so a link down `at = "0s"` sends nothing. Without changes this
+    /// schedules nothing, and the run's events are what they were before changes existed.
     pub(super) fn schedule_link_changes(&mut self) {
         let Some(d) = self.dynamic.as_ref() else { return };
         let times: Vec<Time> = d.changes.iter().map(|(_, c)| c.at_ns).collect();
@@ -252,14 +266,18 @@ impl Simulation {
     }
 
     /// The arrival of the packet in `slot` at the far end of link direction `l`, in a run
-    /// with changes: ignored if a change emptied the wire since the event was scheduled;
-    /// else as in a static run, but forwarded by the routes in force now.
-    pub(super) fn arrive_changing(&mut self, l: u32, slot: u32) {
+    /// with changes: `None` if a change emptied the wire since the event was scheduled (the
+    /// event is ignored) or the packet has no route from there (it is dropped and counted
+    /// as a link loss of its flow); else the far end and the packet's hop from there by the
+    /// routes in force now, for [`Simulation::receive`].
+    #[cold]
+    #[inline(never)]
+    pub(super) fn arrive_changing(&mut self, l: u32, slot: u32) -> Option<(u32, u32)> {
         if let Some(d) = self.dynamic.as_mut() {
             if let Some(k) = d.stale.iter().position(|&s| s == (l, slot)) {
                 d.stale.swap_remove(k);
                 self.wire_packets.release(slot);
-                return;
+                return None;
             }
         }
         let link = &mut self.links[l as usize];
@@ -270,19 +288,19 @@ impl Simulation {
         }
         let to = link.to;
         let hop = Self::route_hop(&self.routes, to, self.wire_packets.get(slot));
-        if hop == NO_ROUTE {
-            let pkt = self.wire_packets.take(slot);
-            let fs = &mut self.flow_stats[pkt.flow as usize];
-            fs.total_lost += 1;
-            if self.now >= self.warmup {
-                fs.link_losses += 1;
-            }
-            if pkt.kind.is_datagram() {
-                self.lose_datagram(pkt.flow as usize, pkt.seq);
-            }
-            return;
+        if hop != NO_ROUTE {
+            return Some((to, hop));
         }
-        self.receive(to, slot, hop);
+        let pkt = self.wire_packets.take(slot);
+        let fs = &mut self.flow_stats[pkt.flow as usize];
+        fs.total_lost += 1;
+        if self.now >= self.warmup {
+            fs.link_losses += 1;
+        }
+        if pkt.kind.is_datagram() {
+            self.lose_datagram(pkt.flow as usize, pkt.seq);
+        }
+        None
     }
 }
 
@@ -421,6 +439,26 @@ mod tests {
         // The queue held its packets (its 100 packets were sent first, created before t1).
         let first_after: Vec<(u64, u64)> = deliveries(&r).into_iter().filter(|&(_, d)| d > t1).take(100).collect();
         assert!(first_after.iter().all(|&(c, _)| c < t1), "held packets go first");
+    }
+
+    #[test]
+    fn a_link_down_from_the_start_sends_nothing_until_it_is_up_and_one_direction_changes_alone() {
+        // Down at 0 s: the change runs before the first packet is sent, so nothing is on the
+        // wire to lose; the queue's head goes at 1 s and arrives a transmission and a delay
+        // later.
+        let schedule = vec![change(0, |c| c.up = Some(false)), change(SEC, |c| c.up = Some(true))];
+        let r = run(&saturated(2 * SEC, schedule));
+        assert_eq!(r.flows[0].link_losses, 0);
+        assert_eq!(deliveries(&r).first().map(|&(_, d)| d), Some(SEC + 21 * MS));
+        // Only b -> a goes down: a -> b carries on as if nothing happened.
+        let down_ba = |c: &mut LinkChange| {
+            c.up = Some(false);
+            c.direction = Some(LinkDirection::Ba);
+        };
+        let r = run(&saturated(2 * SEC, vec![change(0, down_ba)]));
+        assert_eq!(r.flows[0].link_losses, 0);
+        assert_eq!(deliveries(&r).first().map(|&(_, d)| d), Some(21 * MS));
+        assert_eq!(deliveries(&r), deliveries(&run(&saturated(2 * SEC, Vec::new()))));
     }
 
     #[test]

@@ -360,6 +360,7 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::TxDone(l) => {
@@ -369,15 +370,21 @@ impl Simulation {
                 self.links[l as usize].tx_pending = false;
                 self.start_tx(l as usize);
             }
-            Event::Arrive { link: l, slot, .. } if self.dynamic.is_some() => self.arrive_changing(l, slot),
             Event::Arrive { link: l, slot, hop } => {
-                let link = &mut self.links[l as usize];
-                let next = self.wire_packets.arrive(&mut link.wire, slot);
-                self.inv.wire_leave(l as usize, self.now, self.wire_packets.get(slot));
-                if let Some(OnWire { arrival, slot, hop }) = next {
-                    self.events.push(arrival, Event::Arrive { link: l, slot, hop });
-                }
-                let to = link.to;
+                let (to, hop) = if self.dynamic.is_some() {
+                    match self.arrive_changing(l, slot) {
+                        Some(to_hop) => to_hop,
+                        None => return,
+                    }
+                } else {
+                    let link = &mut self.links[l as usize];
+                    let next = self.wire_packets.arrive(&mut link.wire, slot);
+                    self.inv.wire_leave(l as usize, self.now, self.wire_packets.get(slot));
+                    if let Some(OnWire { arrival, slot, hop }) = next {
+                        self.events.push(arrival, Event::Arrive { link: l, slot, hop });
+                    }
+                    (link.to, hop)
+                };
                 self.receive(to, slot, hop);
             }
             Event::Endpoint { endpoint, token } => {
@@ -711,7 +718,6 @@ impl Simulation {
     /// discipline's line to find out).
     fn transmit(&mut self, l: usize, slot: u32, more: bool) {
         let now = self.now;
-        let changing = self.dynamic.is_some();
         // The packet's first bit goes on the wire now: a traced link direction records it.
         if let Some(pcap) = self.pcap.as_deref_mut() {
             pcap.record(l, now, self.wire_packets.get(slot));
@@ -732,15 +738,10 @@ impl Simulation {
             let pkt = self.wire_packets.take(slot);
             lost_datagram = dynamic::charge_wire_loss(link, &mut self.flow_stats[pkt.flow as usize], &pkt, measuring);
         } else {
-            let mut arrive = done + link.delay;
-            let hop = if changing {
-                // FIFO: never before the packet ahead (a delay may have shrunk); the far end
-                // works the hop out again on arrival, by the routes then in force.
-                arrive = arrive.max(link.last_arrival);
-                link.last_arrival = arrive;
-                Self::route_hop(&self.routes, link.to, pkt)
+            let (arrive, hop) = if self.dynamic.is_some() {
+                dynamic::wire_entry(link, done, &self.routes, pkt)
             } else {
-                Self::next_hop(&self.routes, link.to, pkt)
+                (done + link.delay, Self::next_hop(&self.routes, link.to, pkt))
             };
             self.inv.wire_enter(l, now, arrive, pkt);
             if self.wire_packets.send(&mut link.wire, slot, arrive, hop) {

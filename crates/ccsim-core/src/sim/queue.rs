@@ -106,10 +106,10 @@ impl Event {
             3 => Event::Queue { link: field(1), token: field(2) },
             4 => Event::Sample,
             5 => Event::Control(field(1)),
-            6 => Event::Process(field(1)),
+            7 => Event::LinkChange(field(1)),
             tag => {
-                debug_assert_eq!(tag, 7, "not a packed event");
-                Event::LinkChange(field(1))
+                debug_assert_eq!(tag, 6, "not a packed event");
+                Event::Process(field(1))
             }
         }
     }
