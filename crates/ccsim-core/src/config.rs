@@ -115,6 +115,65 @@ pub struct LinkSpec {
     pub ab: DirSpec,
     /// Direction b -> a.
     pub ba: DirSpec,
+    /// Changes of the link during the run, in time order (see [`LinkChange`]); none when
+    /// empty, and then the link is the same from start to end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<LinkChange>,
+}
+
+impl LinkSpec {
+    /// A link between `a` and `b` that never changes.
+    pub fn new(a: u32, b: u32, ab: DirSpec, ba: DirSpec) -> Self {
+        LinkSpec { a, b, ab, ba, schedule: Vec::new() }
+    }
+}
+
+/// Which direction of a link a [`LinkChange`] applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkDirection {
+    /// a -> b only.
+    Ab,
+    /// b -> a only.
+    Ba,
+}
+
+/// A change of a link at time `at_ns`: any of its rate, delay, loss and state (up or down),
+/// in both directions unless `direction` names one. What is not given stays as it is.
+///
+/// The engine's semantics (`engine/dynamic.rs`): a new rate applies from the next packet
+/// whose transmission starts (the one being serialized finishes at the old rate); a new
+/// delay applies to packets that start on the wire from now on, never letting one arrive
+/// before the packet ahead of it; a new loss probability applies to the next packet
+/// transmitted. A link that goes down loses the packets on its wire and holds its queue
+/// until it comes back up, and routes are computed again over the links that are up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkChange {
+    /// When the change happens (ns from the start of the run).
+    pub at_ns: u64,
+    /// New transmission rate (bit/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bps: Option<u64>,
+    /// New propagation delay (ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ns: Option<u64>,
+    /// New probability that a packet is lost on the wire.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    /// The link goes down (`false`) or comes back up (`true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<bool>,
+    /// Only this direction changes; both when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<LinkDirection>,
+}
+
+impl LinkChange {
+    /// A change at `at_ns` that changes nothing yet (set the fields to change).
+    pub fn at(at_ns: u64) -> Self {
+        LinkChange { at_ns, rate_bps: None, delay_ns: None, loss: None, up: None, direction: None }
+    }
 }
 
 /// One direction of a link: its transmitter, wire and output queue.

@@ -145,6 +145,20 @@ impl Invariants {
         let _ = (l, now, arrive, pkt);
     }
 
+    /// Link direction `l` went down and lost every packet on its wire: none of them leaves
+    /// it, and the next packet to enter may arrive earlier than they would have.
+    #[inline(always)]
+    pub fn wire_clear(&mut self, l: usize) {
+        #[cfg(debug_assertions)]
+        {
+            let w = &mut self.wires[l];
+            w.entered.clear();
+            w.last_arrival = 0;
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = l;
+    }
+
     /// `pkt` leaves the wire of link direction `l` at `now`.
     #[inline(always)]
     pub fn wire_leave(&mut self, l: usize, now: Time, pkt: &Packet) {
@@ -452,6 +466,9 @@ mod tests {
             busy_ns: 0,
             losses: 0,
             total_losses: 0,
+            up: true,
+            tx_event_while_down: false,
+            last_arrival: 0,
         }
     }
 

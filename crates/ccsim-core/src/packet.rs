@@ -244,6 +244,30 @@ impl PacketPool {
         }
     }
 
+    /// Take every packet off `wire` (its link went down) into `out`, in arrival order, and
+    /// free their slots, except the head's: its arrival event is still pending, and the slot
+    /// must not be reused before that event comes, when the caller frees it with
+    /// [`PacketPool::release`]. Returns the head's slot, `None` if the wire was empty.
+    pub fn clear(&mut self, wire: &mut Wire, out: &mut Vec<Packet>) -> Option<u32> {
+        let head = (wire.head != NIL).then_some(wire.head);
+        let mut slot = wire.head;
+        while slot != NIL {
+            out.push(self.slots[slot as usize].packet);
+            let next = if slot == wire.tail { NIL } else { self.slots[slot as usize].after.slot };
+            if Some(slot) != head {
+                self.free.push(slot);
+            }
+            slot = next;
+        }
+        *wire = Wire::default();
+        head
+    }
+
+    /// Free `slot`, whose packet [`PacketPool::clear`] took off a wire.
+    pub fn release(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+
     /// Remove the packet in `slot` (on no wire) from the pool.
     #[inline]
     pub fn take(&mut self, slot: u32) -> Packet {
@@ -322,6 +346,29 @@ mod tests {
         assert_eq!(pool.on(&v).map(|p| p.seq).collect::<Vec<_>>(), [2, 3]);
         assert_eq!(pool.arrive(&mut v, 1), Some(OnWire { arrival: 50, slot: 2, hop: 1 }));
         assert_eq!(pool.take(1).seq, 2);
+    }
+
+    #[test]
+    fn a_cleared_wire_gives_its_packets_and_holds_the_heads_slot_until_released() {
+        let mut pool = PacketPool::default();
+        let mut w = Wire::default();
+        for seq in 0..3 {
+            let slot = pool.put(Packet { seq, ..Packet::default() });
+            pool.send(&mut w, slot, 10 * seq, 0);
+        }
+        let mut out = Vec::new();
+        assert_eq!(pool.clear(&mut w, &mut out), Some(0));
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(pool.on(&w).next().is_none());
+        // Slots 1 and 2 are free again; slot 0 (the head, whose event is pending) is not.
+        let taken: Vec<u32> = (0..2).map(|_| pool.put(Packet::default())).collect();
+        assert!(taken.contains(&1) && taken.contains(&2));
+        assert_eq!(pool.put(Packet::default()), 3);
+        pool.release(0);
+        assert_eq!(pool.put(Packet::default()), 0);
+        out.clear();
+        assert_eq!(pool.clear(&mut Wire::default(), &mut out), None);
+        assert!(out.is_empty());
     }
 
     #[test]

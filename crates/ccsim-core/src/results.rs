@@ -200,7 +200,8 @@ pub struct QueueResult {
     pub from: String,
     /// Receiving node.
     pub to: String,
-    /// Link rate of this direction (bit/s).
+    /// Link rate of this direction (bit/s); at the end of the run, when a scheduled change
+    /// (`LinkSpec::schedule`) set it during the run.
     pub rate_bps: u64,
     /// Packets offered to the queue.
     pub arrivals: u64,

@@ -27,7 +27,13 @@ fn lossy_path(ccid: i64, rate: u64, delay: u64, loss: f64, duration: u64, warmup
             NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None },
             NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None },
         ],
-        links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab: fwd, ba: dir(rate, delay, droptail(1000)) }],
+        links: vec![ccsim_core::config::LinkSpec {
+            a: 0,
+            b: 1,
+            ab: fwd,
+            ba: dir(rate, delay, droptail(1000)),
+            schedule: Vec::new(),
+        }],
         flows: vec![FlowSpec {
             name: None,
             src: 0,

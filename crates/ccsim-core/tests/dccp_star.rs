@@ -26,6 +26,7 @@ fn dedu(transport: AlgoSpec, buffer: i64, duration: u64) -> Config {
         b: CONTROLLER,
         ab: dir(256_000, MS, droptail(50)),
         ba: dir(256_000, MS, droptail(50)),
+        schedule: Vec::new(),
     }];
     let mut flows = Vec::new();
     for i in 0..3u32 {

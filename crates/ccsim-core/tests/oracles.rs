@@ -30,7 +30,7 @@ fn two_hosts(ab: DirSpec, duration: u64, warmup: u64, seed: u64, flow: FlowSpec)
             NodeSpec { name: "a".into(), kind: NodeKind::Host, processing: None },
             NodeSpec { name: "b".into(), kind: NodeKind::Host, processing: None },
         ],
-        links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab, ba }],
+        links: vec![ccsim_core::config::LinkSpec { a: 0, b: 1, ab, ba, schedule: Vec::new() }],
         flows: vec![flow],
         trace: TraceSpec::default(),
         bottleneck: None,

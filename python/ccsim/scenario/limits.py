@@ -16,8 +16,9 @@ parsed objects, the DataFrame and Parquet buffers); the per-row costs below are 
 RSS differences of ``ccsim run --out`` (docs/robustness.md gives the runs), rounded up.
 
 Row counts of the logs are bounded from the configuration: a flow delivers at most the
-packets its path's slowest link can carry, and flows whose slowest link is the same link
-share it; each delivered data packet gives at most one RTT sample and, on the way, at most one
+packets its path's slowest link can carry (at the highest rate a link's ``schedule`` gives
+it, and with links that go down, at the network's highest rate), and flows whose slowest link
+is the same link share it; each delivered data packet gives at most one RTT sample and, on the way, at most one
 drop or mark (open-loop applications — cbr, poisson — add their offered packets, which a
 congested queue may drop). Messages are counted per application: one for bulk and transfer,
 one per period for periodic and control loops, rate / packet size for cbr and poisson.
@@ -105,6 +106,32 @@ def _paths(config: dict[str, Any]) -> list[list[tuple[int, str]]]:
     except _core.ConfigError:
         return [[] for _ in config["flows"]]
     return [[(hop // 2, "ab" if hop % 2 == 0 else "ba") for hop in path] for path in paths]
+
+
+def _widened(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with each link direction at the highest rate and the longest delay its
+    ``schedule`` gives it, and, when a link goes down somewhere (traffic may then take another
+    path), every direction at the highest rate of the network: bounds that hold whatever the
+    changes do. ``config`` itself when no link has a schedule."""
+    links = config["links"]
+    if not any(link.get("schedule") for link in links):
+        return config
+    rerouted = any("up" in change for link in links for change in link.get("schedule", []))
+    widened = []
+    for link in links:
+        link = {**link, "ab": dict(link["ab"]), "ba": dict(link["ba"])}
+        for change in link.get("schedule", []):
+            for way in [change["direction"]] if "direction" in change else ["ab", "ba"]:
+                direction = link[way]
+                direction["rate_bps"] = max(direction["rate_bps"], change.get("rate_bps", 0))
+                direction["delay_ns"] = max(direction.get("delay_ns", 0), change.get("delay_ns", 0))
+        widened.append(link)
+    if rerouted:
+        fastest = max(link[way]["rate_bps"] for link in widened for way in ("ab", "ba"))
+        for link in widened:
+            for way in ("ab", "ba"):
+                link[way]["rate_bps"] = fastest
+    return {**config, "links": widened}
 
 
 def _param(spec: dict[str, Any] | None, name: str, default: Any) -> Any:
@@ -245,6 +272,7 @@ def estimate(config: dict[str, Any]) -> MemoryEstimate:
     est = MemoryEstimate()
     # What does not grow with simulated time.
     paths = _paths(config)  # the engine's routes, once for every part below
+    config = _widened(config)
     packets = _held_packets(config, paths)
     # Routing (net/route.rs): a next-hop entry for every node with several links and every
     # host that ends a flow.

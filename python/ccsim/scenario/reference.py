@@ -60,6 +60,7 @@ TITLES: Final[dict[str, str]] = {
     "NodeDecl": "Nodes of an explicit topology",
     "ExplicitLink": "Links of an explicit topology",
     "Direction": "One direction of a link (`reverse`)",
+    "LinkChange": "Changes of a link during the run (`schedule`)",
     "Plant": "The plant of a control loop (`plant`)",
 }
 
@@ -134,6 +135,10 @@ EXAMPLES: Final[dict[str, tuple[str | None, str]]] = {
         '{ a = "r", b = "h2", rate = "10Mbps", delay = "5ms", queue = { kind = "codel", target = "5ms" } }',
     ),
     "Direction": ("scenarios/examples/asymmetric.toml", 'reverse = { rate = "80kbps", loss = 0 }'),
+    "LinkChange": (
+        "scenarios/examples/link_failure.toml",
+        'schedule = [ { at = "10s", up = false }, { at = "20s", up = true, rate = "5Mbps" } ]',
+    ),
     "Plant": ("scenarios/examples/ncs_dumbbell.toml", "plant = { num = [36.3], den = [1, 36.17, 0] }"),
     "queue": ("scenarios/flagship.toml", 'queue = { kind = "droptail", limit = "81p" }'),
     "cc": ("scenarios/papers/ca-artt/asymmetric.toml", 'cc = { kind = "vegas", alpha = 1.0, beta = 3.0, gamma = 1.0 }'),

@@ -417,6 +417,10 @@ class Scenario(StrictModel):
             self._network = self.topology.expand()
         except FieldError as exc:
             raise FieldError(f"topology.{exc.field}" if exc.field else "topology", exc.message) from None
+        try:
+            self._network.check_schedules(self.simulation.duration)
+        except FieldError as exc:
+            raise FieldError(f"topology.{exc.field}", exc.message) from None
         _check_flows(self, self._network)
         _check_control(self, self._network)
         self._made = _make_flows(self, self._network)

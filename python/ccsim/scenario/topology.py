@@ -20,6 +20,7 @@ from .written import INNER_READER, PROCESSING_DEF, UNIT_FORMS, Written
 
 __all__ = [
     "Direction",
+    "LinkChange",
     "LinkSpec",
     "Pair",
     "ChainHost",
@@ -54,13 +55,69 @@ class Direction(StrictModel):
     queue: QueueAlgo | None = Field(default=None, description="Discipline of the output queue at the sending end.")
 
 
+class LinkChange(StrictModel):
+    """A change of a link at time ``at``: any of ``rate``, ``delay``, ``loss`` and ``up``, in
+    both directions unless ``direction`` names one (the engine's ``LinkChange``; its semantics
+    are in crates/ccsim-core/src/engine/dynamic.rs and docs/model-notes.md)."""
+
+    at: Time = Field(description="When the change happens, from the start of the run (at most the duration).")
+    rate: Rate | None = Field(default=None, description="New bit rate, from the next packet sent on.")
+    delay: Time | None = Field(
+        default=None, description="New propagation delay of the packets sent from now on (never overtaking)."
+    )
+    loss: Prob | None = Field(default=None, description="New probability that a packet is lost.")
+    up: bool | None = Field(
+        default=None,
+        description="false: the link goes down (packets on the wire are lost, the queue holds); true: back up.",
+    )
+    direction: Literal["ab", "ba"] | None = Field(
+        default=None, description="Only this direction changes (a->b or b->a). Absent: both."
+    )
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> LinkChange:
+        if self.rate is None and self.delay is None and self.loss is None and self.up is None:
+            raise FieldError("", "changes nothing; give rate, delay, loss or up")
+        if self.rate == 0:
+            raise FieldError("rate", "the new rate must be above 0")
+        return self
+
+    def to_config(self) -> dict[str, Any]:
+        """The engine's ``LinkChange`` (config.rs): only the keys given."""
+        fields = (
+            ("rate_bps", self.rate),
+            ("delay_ns", self.delay),
+            ("loss", self.loss),
+            ("up", self.up),
+            ("direction", self.direction),
+        )
+        return {"at_ns": self.at, **{key: value for key, value in fields if value is not None}}
+
+
 class LinkSpec(Direction):
     """A full-duplex link. ``rate``/``delay``/``loss``/``queue`` apply to both directions;
-    ``reverse`` overrides the b->a direction (asymmetric links)."""
+    ``reverse`` overrides the b->a direction (asymmetric links); ``schedule`` changes the
+    link during the run."""
 
     reverse: Direction | None = Field(
         default=None, description="What differs in the b->a direction (asymmetric links)."
     )
+    schedule: list[LinkChange] | None = Field(
+        default=None,
+        description="Changes of the link during the run, in time order, e.g. "
+        '[{ at = "10s", rate = "2Mbps" }, { at = "20s", up = false }, { at = "25s", up = true }].',
+    )
+
+    @model_validator(mode="after")
+    def _schedule_in_order(self) -> LinkSpec:
+        for j, (before, change) in enumerate(zip(self.schedule or [], (self.schedule or [])[1:]), start=1):
+            if change.at < before.at:
+                raise FieldError(
+                    f"schedule[{j}].at",
+                    f"{units.format_time(change.at)} is before the previous change "
+                    f"({units.format_time(before.at)}); list the changes in time order",
+                )
+        return self
 
 
 def _rtt_values(value: Any) -> Any:
@@ -252,12 +309,28 @@ class DirConfig:
 
 @dataclass(frozen=True)
 class LinkConfig:
-    """One resolved link between node names ``a`` and ``b``."""
+    """One resolved link between node names ``a`` and ``b``; ``schedule`` its changes and
+    ``schedule_key`` the scenario key they were given at (for errors)."""
 
     a: str
     b: str
     ab: DirConfig
     ba: DirConfig
+    schedule: tuple[LinkChange, ...] = ()
+    schedule_key: str = ""
+
+    def to_config(self, index: dict[str, int]) -> dict[str, Any]:
+        """The engine's ``LinkSpec``; ``schedule`` only when there are changes, so that a
+        configuration without them stays as it was."""
+        link: dict[str, Any] = {
+            "a": index[self.a],
+            "b": index[self.b],
+            "ab": self.ab.to_config(),
+            "ba": self.ba.to_config(),
+        }
+        if self.schedule:
+            link["schedule"] = [change.to_config() for change in self.schedule]
+        return link
 
 
 @dataclass
@@ -302,11 +375,19 @@ class Network:
             }
             for name, kind in self.nodes.items()
         ]
-        links = [
-            {"a": index[link.a], "b": index[link.b], "ab": link.ab.to_config(), "ba": link.ba.to_config()}
-            for link in self.links
-        ]
+        links = [link.to_config(index) for link in self.links]
         return nodes, links
+
+    def check_schedules(self, duration: int) -> None:
+        """Every link change happens within the run (at most ``duration``)."""
+        for link in self.links:
+            for j, change in enumerate(link.schedule):
+                if change.at > duration:
+                    raise FieldError(
+                        f"{link.schedule_key}[{j}].at",
+                        f"{units.format_time(change.at)} is after the end of the simulation "
+                        f"({units.format_time(duration)})",
+                    )
 
 
 _DIRECTION_FIELDS = ("rate", "delay", "loss", "queue")
@@ -319,11 +400,19 @@ def _given(spec: Direction | None) -> dict[str, Any]:
 
 
 def resolve_link(
-    a: str, b: str, layers: list[LinkSpec | None], where: str, rate_hint: str, extra: dict[str, Any] | None = None
+    a: str,
+    b: str,
+    layers: list[LinkSpec | None],
+    where: str,
+    rate_hint: str,
+    extra: dict[str, Any] | None = None,
+    general: str = "access",
 ) -> LinkConfig:
     """Resolve a link from layered specs, most general first (e.g. access defaults, then the
     pair). A later layer's explicit value wins in each direction; ``reverse`` of a layer wins
     over that layer's own value for b->a. ``extra`` (e.g. ``src_delay``) applies last, both ways.
+    The schedule is the last layer's that has one (``where``'s, or ``general``'s: the key of
+    the layers before the last).
     """
     forward: dict[str, Any] = {}
     backward: dict[str, Any] = {}
@@ -350,7 +439,15 @@ def resolve_link(
     for name, values in (("rate", forward), ("reverse.rate", backward)):
         if values["rate"] == 0:
             raise FieldError(join(where, name), f"the link {a}--{b} needs a rate above 0")
-    return LinkConfig(a=a, b=b, ab=direction(forward), ba=direction(backward))
+    schedule: tuple[LinkChange, ...] = ()
+    schedule_key = ""
+    for k, layer in enumerate(layers):
+        if layer is not None and layer.schedule is not None:
+            schedule = tuple(layer.schedule)
+            schedule_key = join(where if k == len(layers) - 1 else general, "schedule")
+    return LinkConfig(
+        a=a, b=b, ab=direction(forward), ba=direction(backward), schedule=schedule, schedule_key=schedule_key
+    )
 
 
 def join(where: str, key: str) -> str:

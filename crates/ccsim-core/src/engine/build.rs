@@ -19,7 +19,7 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 /// A time in whole seconds, milliseconds, microseconds or nanoseconds ("5s", "1500ms"), as
 /// scenario files write it.
-fn show_time(ns: Time) -> String {
+pub(super) fn show_time(ns: Time) -> String {
     let units = [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)];
     match units.iter().find(|(_, f)| ns > 0 && ns.is_multiple_of(*f)) {
         Some((unit, f)) => format!("{}{unit}", ns / f),
@@ -68,6 +68,7 @@ impl Simulation {
         let pcap = build_pcap(cfg, &links, &flows)?;
         let jain_flows = check_jain_flows(cfg, flows.len())?;
         let (control, flow_control) = crate::ncs::build_loops(cfg)?;
+        let dynamic = dynamic::build_dynamic(cfg)?;
 
         // Disciplines that tell hosts apart (CAKE) learn each flow's two ends.
         let flow_hosts: Vec<(u32, u32)> = flows.iter().map(|f| (f.src, f.dst)).collect();
@@ -118,12 +119,15 @@ impl Simulation {
             control,
             flow_control,
             inv,
+            dynamic,
             panic_at: None,
         })
     }
 
-    /// Arm every endpoint and queue, and the sampler's and the control loops' first events.
+    /// Schedule the link changes, arm every endpoint and queue, and the sampler's and the
+    /// control loops' first events.
     fn schedule_first_events(&mut self) {
+        self.schedule_link_changes();
         for e in 0..self.endpoints.len() {
             self.arm_endpoint(e);
         }
@@ -179,6 +183,9 @@ fn build_link(
         busy_ns: 0,
         losses: 0,
         total_losses: 0,
+        up: true,
+        tx_event_while_down: false,
+        last_arrival: 0,
     })
 }
 
@@ -567,9 +574,15 @@ mod tests {
             seed: 1,
             nodes: vec![NodeSpec::router("A"), NodeSpec::router("B"), NodeSpec::host("s0"), NodeSpec::host("r0")],
             links: vec![
-                LinkSpec { a: 0, b: 1, ab: dir(5_000_000, codel.clone()), ba: dir(5_000_000, codel) },
-                LinkSpec { a: 2, b: 0, ab: fast(), ba: fast() },
-                LinkSpec { a: 1, b: 3, ab: fast(), ba: fast() },
+                LinkSpec {
+                    a: 0,
+                    b: 1,
+                    ab: dir(5_000_000, codel.clone()),
+                    ba: dir(5_000_000, codel),
+                    schedule: Vec::new(),
+                },
+                LinkSpec { a: 2, b: 0, ab: fast(), ba: fast(), schedule: Vec::new() },
+                LinkSpec { a: 1, b: 3, ab: fast(), ba: fast(), schedule: Vec::new() },
             ],
             flows,
             trace: TraceSpec {

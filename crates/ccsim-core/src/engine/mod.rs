@@ -29,6 +29,7 @@ use crate::vars::VarSpec;
 use std::collections::BTreeMap;
 
 mod build;
+mod dynamic;
 mod report;
 
 pub use report::jain_index;
@@ -163,6 +164,9 @@ pub struct Simulation {
     flow_control: Vec<Option<(u32, Role)>>,
     /// Debug-build invariant bookkeeping (zero-sized in release; see `invariants.rs`).
     inv: Invariants,
+    /// Scheduled link changes and what they need (`engine/dynamic.rs`); `None` when no link
+    /// has a schedule, and then a transmission, arrival or transmitter event tests only this.
+    dynamic: Option<Box<dynamic::Dynamic>>,
     /// Test-only: panic once the run reaches this time (see [`Simulation::set_panic_at`]).
     panic_at: Option<Time>,
 }
@@ -278,6 +282,7 @@ impl Simulation {
             Event::Sample => "trace: the sampling timer".to_string(),
             Event::Control(c) => format!("control[{c}]: the sensor's timer"),
             Event::Process(n) => format!("node {}: the processing stage", self.node_names[n as usize]),
+            Event::LinkChange(k) => self.describe_change(k),
         }
     }
 
@@ -355,20 +360,31 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::TxDone(l) => {
+                if self.dynamic.is_some() && !self.tx_done_while_up(l as usize) {
+                    return;
+                }
                 self.links[l as usize].tx_pending = false;
                 self.start_tx(l as usize);
             }
             Event::Arrive { link: l, slot, hop } => {
-                let link = &mut self.links[l as usize];
-                let next = self.wire_packets.arrive(&mut link.wire, slot);
-                self.inv.wire_leave(l as usize, self.now, self.wire_packets.get(slot));
-                if let Some(OnWire { arrival, slot, hop }) = next {
-                    self.events.push(arrival, Event::Arrive { link: l, slot, hop });
-                }
-                let to = link.to;
+                let (to, hop) = if self.dynamic.is_some() {
+                    match self.arrive_changing(l, slot) {
+                        Some(to_hop) => to_hop,
+                        None => return,
+                    }
+                } else {
+                    let link = &mut self.links[l as usize];
+                    let next = self.wire_packets.arrive(&mut link.wire, slot);
+                    self.inv.wire_leave(l as usize, self.now, self.wire_packets.get(slot));
+                    if let Some(OnWire { arrival, slot, hop }) = next {
+                        self.events.push(arrival, Event::Arrive { link: l, slot, hop });
+                    }
+                    (link.to, hop)
+                };
                 self.receive(to, slot, hop);
             }
             Event::Endpoint { endpoint, token } => {
@@ -392,6 +408,7 @@ impl Simulation {
             Event::Sample => self.sample(),
             Event::Control(l) => self.control_sample(l as usize),
             Event::Process(node) => self.release_processed(node),
+            Event::LinkChange(k) => self.link_change(k),
         }
     }
 
@@ -454,17 +471,24 @@ impl Simulation {
     }
 
     /// Where `pkt` goes from `node`: to its endpoint there (`HOP_ENDPOINT` and the endpoint's
-    /// index) or onto the next link of its route. Routes are fixed for the run, so a link
-    /// works this out when it puts the packet on the wire, and the far end (and the prefetch
-    /// before it) reads it from there.
+    /// index) or onto the next link of its route. Routes are fixed for the run unless links
+    /// change (`engine/dynamic.rs`), so a link works this out when it puts the packet on the
+    /// wire, and the far end (and the prefetch before it) reads it from there; in a run
+    /// with changes the far end works it out again on arrival.
     #[inline]
     fn next_hop(routes: &Routes, node: u32, pkt: &Packet) -> u32 {
+        let l = Self::route_hop(routes, node, pkt);
+        debug_assert_ne!(l, NO_ROUTE, "no route from {node} to {}", pkt.dst);
+        l
+    }
+
+    /// [`Simulation::next_hop`], `NO_ROUTE` when there is none.
+    #[inline]
+    fn route_hop(routes: &Routes, node: u32, pkt: &Packet) -> u32 {
         if pkt.dst == node {
             HOP_ENDPOINT | (2 * pkt.flow + !pkt.kind.to_sender() as u32)
         } else {
-            let l = routes.next_link(node, pkt.dst);
-            debug_assert_ne!(l, NO_ROUTE, "no route from {node} to {}", pkt.dst);
-            l
+            routes.next_link(node, pkt.dst)
         }
     }
 
@@ -712,19 +736,13 @@ impl Simulation {
         }
         if link.loss > 0.0 && link.rng.chance(link.loss) {
             let pkt = self.wire_packets.take(slot);
-            link.total_losses += 1;
-            let fs = &mut self.flow_stats[pkt.flow as usize];
-            fs.total_lost += 1;
-            if measuring {
-                link.losses += 1;
-                fs.link_losses += 1;
-            }
-            if pkt.kind.is_datagram() {
-                lost_datagram = Some((pkt.flow as usize, pkt.seq));
-            }
+            lost_datagram = dynamic::charge_wire_loss(link, &mut self.flow_stats[pkt.flow as usize], &pkt, measuring);
         } else {
-            let arrive = done + link.delay;
-            let hop = Self::next_hop(&self.routes, link.to, pkt);
+            let (arrive, hop) = if self.dynamic.is_some() {
+                dynamic::wire_entry(link, done, &self.routes, pkt)
+            } else {
+                (done + link.delay, Self::next_hop(&self.routes, link.to, pkt))
+            };
             self.inv.wire_enter(l, now, arrive, pkt);
             if self.wire_packets.send(&mut link.wire, slot, arrive, hop) {
                 self.events.push(arrive, Event::Arrive { link: l as u32, slot, hop });

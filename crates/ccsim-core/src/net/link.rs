@@ -1,9 +1,11 @@
 //! One direction of a link: an output queue, a transmitter of fixed rate and a wire of fixed
-//! propagation delay that may corrupt packets at random.
+//! propagation delay that may corrupt packets at random (rate, delay, loss and state may
+//! change at scheduled times: `engine/dynamic.rs`).
 //!
 //! The wire is a FIFO of packets (a list through the engine's packet pool, `packet::Wire`): the
-//! delay is constant and transmissions are serialized, so arrivals are in order and only the
-//! head needs an event. The transmitter
+//! delay is constant (or, when it changes, a packet arrives no earlier than the one ahead of
+//! it) and transmissions are serialized, so arrivals are in order and only the head needs an
+//! event. The transmitter
 //! needs an event only when a packet waits for it; a packet that finds the link idle starts
 //! at once.
 //!
@@ -65,6 +67,18 @@ pub struct LinkDir {
     pub total_losses: u64,
     /// `from->to`.
     pub name: String,
+    /// Whether the link direction is up. Only a scheduled change (`LinkSpec::schedule`,
+    /// `engine/dynamic.rs`) takes it down: then its wire is emptied (the packets on it are
+    /// lost), `tx_pending` stays set so that nothing is transmitted and the queue holds its
+    /// packets, until it comes back up.
+    pub up: bool,
+    /// While down: a `TxDone` event is still to come (the transmitter was busy or awaited
+    /// when the link went down), which then clears `tx_pending` itself.
+    pub tx_event_while_down: bool,
+    /// In a run with scheduled changes only (else 0): the arrival time of the latest packet
+    /// put on the wire. A packet entering the wire arrives no earlier (a delay that shrinks
+    /// must not let a packet overtake the one ahead of it on the same wire).
+    pub last_arrival: Time,
 }
 
 impl LinkDir {

@@ -532,7 +532,8 @@ mod tests {
         let fast = AlgoSpec::named("droptail");
         let mut bottleneck = dir(5_000_000, &queue);
         bottleneck.loss = 0.01;
-        let access = |a, b| LinkSpec { a, b, ab: dir(100_000_000, &fast), ba: dir(100_000_000, &fast) };
+        let access =
+            |a, b| LinkSpec { a, b, ab: dir(100_000_000, &fast), ba: dir(100_000_000, &fast), schedule: Vec::new() };
         let flow = |dst, transport: AlgoSpec, app: AlgoSpec| FlowSpec {
             name: None,
             src: 2,
@@ -557,7 +558,7 @@ mod tests {
                 NodeSpec::host("r1"),
             ],
             links: vec![
-                LinkSpec { a: 0, b: 1, ab: bottleneck, ba: dir(5_000_000, &queue) },
+                LinkSpec { a: 0, b: 1, ab: bottleneck, ba: dir(5_000_000, &queue), schedule: Vec::new() },
                 access(2, 0),
                 access(1, 3),
                 access(1, 4),

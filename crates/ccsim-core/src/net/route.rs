@@ -1,4 +1,5 @@
-//! Static shortest-path routing by hop count, computed once.
+//! Shortest-path routing by hop count, computed once, and again whenever a link goes down
+//! or comes back up (`LinkSpec::schedule`, [`Routes::compute_with_links_up`]).
 //!
 //! Hosts never forward. A node with a single outgoing link sends everything on it (most
 //! hosts), so only nodes with several links keep a next-hop table. Ties between equal-length
@@ -73,6 +74,47 @@ impl Routes {
     /// itself: with many hosts on few routers (a dumbbell of 9 000 flows) each search is a
     /// few steps instead of a pass over every node and every host's link.
     pub fn compute(out_links: &[Vec<(u32, u32)>], forwards: &[bool], destinations: &[u32]) -> Routes {
+        Routes::compute_over(out_links, forwards, destinations, None)
+    }
+
+    /// The routes of [`Routes::compute`] over the link directions that are up (`up[l]`),
+    /// for a network whose links go down and come back (`LinkSpec::schedule`): each node
+    /// takes the shortest path of links that are up. Where none joins a node with several
+    /// links to a destination, the node keeps `full`'s entry, the route over every link
+    /// (routes computed with all links up): its packets wait in the queue of a link that is
+    /// down until it comes back, as a Linux router's do behind an interface without carrier
+    /// when its route stays (`ignore_routes_with_linkdown`, off by default). So a route
+    /// exists wherever `full` has one, and a packet never loops: a node on the fallback
+    /// forwards only to neighbours that have no path of links up either, each one hop
+    /// closer by `full`'s hop counts. Hosts with a single link always use it.
+    pub fn compute_with_links_up(
+        out_links: &[Vec<(u32, u32)>],
+        forwards: &[bool],
+        destinations: &[u32],
+        up: &[bool],
+        full: &Routes,
+    ) -> Routes {
+        let mut routes = Routes::compute_over(out_links, forwards, destinations, Some(up));
+        debug_assert_eq!(routes.column, full.column, "the same destinations");
+        for (table, fallback) in routes.table.iter_mut().zip(&full.table) {
+            for (entry, &f) in table.iter_mut().zip(fallback) {
+                if *entry == NO_ROUTE {
+                    *entry = f;
+                }
+            }
+        }
+        routes
+    }
+
+    /// [`Routes::compute`], searching only the link directions `usable` allows (all when
+    /// `None`); which nodes keep a table does not depend on it.
+    fn compute_over(
+        out_links: &[Vec<(u32, u32)>],
+        forwards: &[bool],
+        destinations: &[u32],
+        usable: Option<&[bool]>,
+    ) -> Routes {
+        let usable = |l: u32| usable.is_none_or(|u| u[l as usize]);
         let n = out_links.len();
         let mut column = vec![NO_ROUTE; n];
         let mut dsts: Vec<usize> = Vec::new();
@@ -98,7 +140,7 @@ impl Routes {
         // in_links[w]: (link, from) arriving at w; `counted_in` keeps those from counted nodes.
         let mut in_links: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (v, links) in out_links.iter().enumerate() {
-            for &(l, w) in links {
+            for &(l, w) in links.iter().filter(|&&(l, _)| usable(l)) {
                 in_links[w as usize].push((l, v as u32));
             }
         }
@@ -110,7 +152,7 @@ impl Routes {
         let to_routers: Vec<Vec<(u32, u32)>> = (0..n)
             .map(|v| {
                 if out_links[v].len() > 1 {
-                    out_links[v].iter().copied().filter(|&(_, w)| forwards[w as usize]).collect()
+                    out_links[v].iter().copied().filter(|&(l, w)| forwards[w as usize] && usable(l)).collect()
                 } else {
                     Vec::new()
                 }
@@ -377,6 +419,27 @@ mod tests {
         assert_eq!(r.next_link(1, 4), 6);
         // r1 -> r5: two hops via r2 (link 2) or r4 (link 6); the tie goes to the lower index.
         assert_eq!(r.next_link(1, 5), 2);
+    }
+
+    #[test]
+    fn routes_over_the_links_up_go_round_a_link_down_and_fall_back_where_none_is_left() {
+        // h0 - r1 - r2 - h3, and r1 - r4 - r2 the long way. Links by position: 0 h0-r1,
+        // 1 r1-r2, 2 r2-h3, 3 r1-r4, 4 r4-r2 (directions 2 i and 2 i + 1).
+        let out = out_links(5, [(0, 1), (1, 2), (2, 3), (1, 4), (4, 2)]);
+        let forwards = [false, true, true, false, true];
+        let full = Routes::compute(&out, &forwards, &[0, 3]);
+        let up = |down: &[u32]| (0..10).map(|l| !down.contains(&l)).collect::<Vec<bool>>();
+        let routes = |down: &[u32]| Routes::compute_with_links_up(&out, &forwards, &[0, 3], &up(down), &full);
+        assert_eq!(full.path(0, 3), Some(vec![0, 2, 4]));
+        assert_eq!(routes(&[]).path(0, 3), Some(vec![0, 2, 4]));
+        // r1 -> r2 down: the long way; back the other way still direct.
+        assert_eq!(routes(&[2]).path(0, 3), Some(vec![0, 6, 8, 4]));
+        assert_eq!(routes(&[2]).path(3, 0), Some(vec![5, 3, 1]));
+        // Both ways down from r1: no path of links up; r1 keeps the direct route (its packets
+        // wait for the link), r4 keeps its own.
+        assert_eq!(routes(&[2, 6]).path(0, 3), Some(vec![0, 2, 4]));
+        // A host's only link is its route whatever its state.
+        assert_eq!(routes(&[0]).path(0, 3), Some(vec![0, 2, 4]));
     }
 
     #[test]

@@ -1859,7 +1859,7 @@ mod tests {
             .map(|(i, n)| if i < 2 { NodeSpec::router(n) } else { NodeSpec::host(n) })
             .collect();
         let fast = || dir(100_000_000, MS, droptail(1000));
-        let access = |a, b| LinkSpec { a, b, ab: fast(), ba: fast() };
+        let access = |a, b| LinkSpec { a, b, ab: fast(), ba: fast(), schedule: Vec::new() };
         let pairs = [(2, 4), (2, 5), (2, 6), (2, 6), (3, 6), (3, 7)];
         let flows: Vec<FlowSpec> = pairs.iter().map(|&(s, d)| tcp(s, d)).collect();
         let ideal: [(&str, [f64; 6]); 4] = [
@@ -1872,7 +1872,8 @@ mod tests {
             let cake = AlgoSpec::named("cake")
                 .with("rate", ParamValue::Int(10_000_000))
                 .with("isolation", ParamValue::name(mode));
-            let mut links = vec![LinkSpec { a: 0, b: 1, ab: dir(100_000_000, 10 * MS, cake), ba: fast() }];
+            let mut links =
+                vec![LinkSpec { a: 0, b: 1, ab: dir(100_000_000, 10 * MS, cake), ba: fast(), schedule: Vec::new() }];
             links.extend([access(2, 0), access(3, 0), access(1, 4), access(1, 5), access(1, 6), access(1, 7)]);
             let r = run(nodes.clone(), links, flows.clone(), 35);
             let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
@@ -1894,9 +1895,15 @@ mod tests {
         let cake = AlgoSpec::named("cake").with("rate", ParamValue::Int(rate_bps as i64));
         let fast = || dir(1_000_000_000, MS, droptail(1000));
         let links = vec![
-            LinkSpec { a: 0, b: 1, ab: dir(100_000_000, 10 * MS, cake), ba: dir(100_000_000, 10 * MS, droptail(1000)) },
-            LinkSpec { a: 2, b: 0, ab: fast(), ba: fast() },
-            LinkSpec { a: 1, b: 3, ab: dir(down_bps, MS, droptail(1000)), ba: fast() },
+            LinkSpec {
+                a: 0,
+                b: 1,
+                ab: dir(100_000_000, 10 * MS, cake),
+                ba: dir(100_000_000, 10 * MS, droptail(1000)),
+                schedule: Vec::new(),
+            },
+            LinkSpec { a: 2, b: 0, ab: fast(), ba: fast(), schedule: Vec::new() },
+            LinkSpec { a: 1, b: 3, ab: dir(down_bps, MS, droptail(1000)), ba: fast(), schedule: Vec::new() },
         ];
         run(nodes, links, vec![tcp(2, 3); n], 35)
     }

@@ -489,7 +489,7 @@ mod tests {
     fn tcp_and_udp(queue: AlgoSpec, udp_bps: u64) -> crate::Results {
         let dir = |rate_bps, queue| DirSpec { rate_bps, delay_ns: MS, loss: 0.0, queue };
         let fifo = || AlgoSpec::named("droptail");
-        let link = |a, b, d: DirSpec| LinkSpec { a, b, ab: d.clone(), ba: d };
+        let link = |a, b, d: DirSpec| LinkSpec { a, b, ab: d.clone(), ba: d, schedule: Vec::new() };
         let bottleneck = DirSpec { delay_ns: 10 * MS, ..dir(10_000_000, queue) };
         let flow = |src, dst, transport: &str, app| FlowSpec {
             name: None,
@@ -514,7 +514,7 @@ mod tests {
                 .chain(["s0", "s1", "r0", "r1"].map(NodeSpec::host))
                 .collect(),
             links: vec![
-                LinkSpec { a: 0, b: 1, ab: bottleneck, ba: dir(10_000_000, fifo()) },
+                LinkSpec { a: 0, b: 1, ab: bottleneck, ba: dir(10_000_000, fifo()), schedule: Vec::new() },
                 link(2, 0, dir(100_000_000, fifo())),
                 link(3, 0, dir(100_000_000, fifo())),
                 link(1, 4, dir(100_000_000, fifo())),

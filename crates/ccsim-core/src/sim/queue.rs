@@ -69,6 +69,9 @@ pub enum Event {
     Control(u32),
     /// The packet at the head of a node's processing stage (by node index) is released.
     Process(u32),
+    /// A scheduled change of a link (`LinkSpec::schedule`) happens: the index of the change
+    /// in the engine's list of them (`engine/dynamic.rs`).
+    LinkChange(u32),
 }
 
 impl Event {
@@ -87,6 +90,7 @@ impl Event {
             Event::Sample => (4, 0, 0, 0),
             Event::Control(l) => (5, l, 0, 0),
             Event::Process(n) => (6, n, 0, 0),
+            Event::LinkChange(k) => (7, k, 0, 0),
         };
         tag as u128 | (a as u128) << 32 | (b as u128) << 64 | (c as u128) << 96
     }
@@ -102,6 +106,7 @@ impl Event {
             3 => Event::Queue { link: field(1), token: field(2) },
             4 => Event::Sample,
             5 => Event::Control(field(1)),
+            7 => Event::LinkChange(field(1)),
             tag => {
                 debug_assert_eq!(tag, 6, "not a packed event");
                 Event::Process(field(1))
@@ -573,6 +578,7 @@ mod tests {
             Event::Sample,
             Event::Control(big),
             Event::Process(9),
+            Event::LinkChange(big),
         ] {
             assert_eq!(Event::unpack(e.pack()), e);
         }

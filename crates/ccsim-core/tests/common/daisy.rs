@@ -33,9 +33,15 @@ pub fn daisy_chain(router_queue: AlgoSpec) -> Config {
         NodeSpec { name: "D".into(), kind: NodeKind::Host, processing: None },
     ];
     let links = vec![
-        LinkSpec { a: 2, b: 0, ab: host(10_000_000, 2 * MS), ba: router(10_000_000, 2 * MS) },
-        LinkSpec { a: 0, b: 1, ab: router(BOTTLENECK_BPS, 5 * MS), ba: router(BOTTLENECK_BPS, 5 * MS) },
-        LinkSpec { a: 1, b: 3, ab: router(10_000_000, 33 * MS), ba: host(10_000_000, 33 * MS) },
+        LinkSpec { a: 2, b: 0, ab: host(10_000_000, 2 * MS), ba: router(10_000_000, 2 * MS), schedule: Vec::new() },
+        LinkSpec {
+            a: 0,
+            b: 1,
+            ab: router(BOTTLENECK_BPS, 5 * MS),
+            ba: router(BOTTLENECK_BPS, 5 * MS),
+            schedule: Vec::new(),
+        },
+        LinkSpec { a: 1, b: 3, ab: router(10_000_000, 33 * MS), ba: host(10_000_000, 33 * MS), schedule: Vec::new() },
     ];
     Config {
         duration_ns: 10_000 * MS,

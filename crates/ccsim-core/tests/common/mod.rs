@@ -23,7 +23,7 @@ pub fn dir(rate_bps: u64, delay_ns: u64, queue: AlgoSpec) -> DirSpec {
 }
 
 pub fn link(a: u32, b: u32, d: DirSpec) -> LinkSpec {
-    LinkSpec { a, b, ab: d.clone(), ba: d }
+    LinkSpec { a, b, ab: d.clone(), ba: d, schedule: Vec::new() }
 }
 
 /// Senders s0..s{n-1} -- A == bottleneck == B -- receivers r0..r{n-1}.
@@ -47,6 +47,7 @@ pub fn dumbbell(
         b: 1,
         ab: dir(bottleneck_bps, bottleneck_delay, queue),
         ba: dir(bottleneck_bps, bottleneck_delay, droptail(1000)),
+        schedule: Vec::new(),
     }];
     for i in 0..n {
         let d = access_delay(i);

@@ -643,7 +643,13 @@ mod runs {
         for cc in ["newreno", "cubic", "bbr", "dctcp", "prague", "edctcp", "vegas", "compound", "encn"] {
             let queue = AlgoSpec::named("droptail").with("limit", ParamValue::Size(Size::Packets(20)));
             let dir = |rate, delay, loss: f64| DirSpec { rate_bps: rate, delay_ns: delay, loss, queue: queue.clone() };
-            let access = |a, b| LinkSpec { a, b, ab: dir(100_000_000, MS, 0.0), ba: dir(100_000_000, MS, 0.0) };
+            let access = |a, b| LinkSpec {
+                a,
+                b,
+                ab: dir(100_000_000, MS, 0.0),
+                ba: dir(100_000_000, MS, 0.0),
+                schedule: Vec::new(),
+            };
             let tcp = AlgoSpec::named("tcp").with("handshake", ParamValue::Bool(true));
             let flow = |app: AlgoSpec, start_ns| FlowSpec {
                 name: None,
@@ -664,7 +670,13 @@ mod runs {
                 seed: 3,
                 nodes: vec![NodeSpec::router("A"), NodeSpec::router("B"), NodeSpec::host("s"), NodeSpec::host("r")],
                 links: vec![
-                    LinkSpec { a: 0, b: 1, ab: dir(10_000_000, 10 * MS, 0.02), ba: dir(10_000_000, 10 * MS, 0.02) },
+                    LinkSpec {
+                        a: 0,
+                        b: 1,
+                        ab: dir(10_000_000, 10 * MS, 0.02),
+                        ba: dir(10_000_000, 10 * MS, 0.02),
+                        schedule: Vec::new(),
+                    },
                     access(2, 0),
                     access(1, 3),
                 ],
