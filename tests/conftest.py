@@ -140,6 +140,7 @@ def analyse_cells(
         fixed={},
         groups=[],
         has_control=False,
+        has_transfers=False,
         notes=[],
     )
     rows = []

@@ -43,6 +43,45 @@ pub struct Config {
     /// Networked control loops (plant, controller, actuator) whose messages use flows.
     #[serde(default)]
     pub control: Vec<ControlLoopSpec>,
+    /// Open-loop traffic: flows created while the run goes on (`workload.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadSpec>,
+}
+
+/// Flows that arrive while the run goes on: each a `transfer` of a size drawn from `size`
+/// (or `size_cdf`) between one of `pairs`, arriving as a Poisson process (`workload.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Prefix of the created flows' names (`NAME.k`); `workloadW` when absent.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Group label of the created flows; the name when absent.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The (sender, receiver) host pairs (node indices) a flow is drawn from, uniformly.
+    pub pairs: Vec<(u32, u32)>,
+    /// Mean arrivals per second of the Poisson process.
+    pub rate_per_s: f64,
+    /// First possible arrival (ns).
+    #[serde(default)]
+    pub start_ns: u64,
+    /// No arrival at or after this time (ns); the end of the run when absent.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// Flow sizes as the `transfer` application's parameters (`size`, `distribution`,
+    /// `shape`, `size_min`); ignored when `size_cdf` is given.
+    #[serde(default)]
+    pub size: BTreeMap<String, ParamValue>,
+    /// Flow sizes from an empirical CDF: (bytes, cumulative probability) points, both
+    /// increasing, the last probability 1; sizes are interpolated linearly between points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub size_cdf: Vec<(f64, f64)>,
+    /// Transport of the created flows, as in a flow.
+    pub transport: AlgoSpec,
+    /// Congestion control of the created flows (TCP only).
+    #[serde(default)]
+    pub cc: Option<AlgoSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -50,6 +89,13 @@ fn default_seed() -> u64 {
 }
 
 impl Config {
+    /// The hosts packets are sent to: both ends of every flow, and of every pair a workload
+    /// draws its flows on (repeats included).
+    pub fn flow_ends(&self) -> Vec<u32> {
+        let pairs = self.workloads.iter().flat_map(|w| w.pairs.iter().copied());
+        self.flows.iter().map(|f| (f.src, f.dst)).chain(pairs).flat_map(|(s, d)| [s, d]).collect()
+    }
+
     /// Every node index that links and flows name exists; the error names the first field
     /// that names one that does not.
     pub fn check_node_indices(&self) -> Result<(), ConfigError> {
@@ -57,13 +103,22 @@ impl Config {
         let links = self.links.iter().enumerate().flat_map(|(i, l)| [(i, "links", "a", l.a), (i, "links", "b", l.b)]);
         let flows =
             self.flows.iter().enumerate().flat_map(|(i, f)| [(i, "flows", "src", f.src), (i, "flows", "dst", f.dst)]);
-        match links.chain(flows).find(|&(.., v)| v >= n) {
-            Some((i, list, end, v)) => Err(ConfigError::new(
+        if let Some((i, list, end, v)) = links.chain(flows).find(|&(.., v)| v >= n) {
+            return Err(ConfigError::new(
                 format!("{list}[{i}].{end}"),
                 format!("node index {v} does not exist ({n} nodes)"),
-            )),
-            None => Ok(()),
+            ));
         }
+        for (w, workload) in self.workloads.iter().enumerate() {
+            if let Some(k) = workload.pairs.iter().position(|&(s, d)| s >= n || d >= n) {
+                let (s, d) = workload.pairs[k];
+                return Err(ConfigError::new(
+                    format!("workloads[{w}].pairs[{k}]"),
+                    format!("node index {} does not exist ({n} nodes)", s.max(d)),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -33,6 +33,7 @@ pub mod tcp;
 pub mod transport;
 pub mod udp;
 pub mod vars;
+pub mod workload;
 
 pub use config::Config;
 pub use engine::Simulation;

@@ -212,6 +212,11 @@ impl Params {
         Ok(Params { values })
     }
 
+    /// Whether the model declares a parameter `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.values.contains_key(name)
+    }
+
     fn get(&self, name: &str) -> ParamValue {
         // Names come from the model's own table; a miss is a bug in that model, not bad input.
         *self.values.get(name).unwrap_or_else(|| panic!("parameter '{name}' not declared"))

@@ -118,6 +118,13 @@ pub struct FlowResult {
     /// end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct_s: Option<f64>,
+    /// Bytes the application writes in all, for a `transfer` (a workload's flows are).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// `fct_s` over the transfer's completion time alone on an idle path with a window that
+    /// never limits it (`workload::ideal_fct`): 1 is as fast as the path allows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
     /// Whole run: SYNs sent again because the SYN or SYN-ACK was lost (TCP with `handshake`).
     #[serde(skip_serializing_if = "is_zero")]
     pub syn_retransmissions: u64,

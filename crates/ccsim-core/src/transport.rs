@@ -12,8 +12,11 @@ use crate::sim::rng::Rng;
 pub struct TransportArgs<'a> {
     /// The flow's field in the configuration (`flows[3]`), for errors.
     pub field: &'a str,
-    /// Flow index.
+    /// Flow index: what its packets carry.
     pub flow: u32,
+    /// The flow's number for its random streams (`Stream::Cc`): its index, or for a flow a
+    /// workload created, its number among all flows (`workload.rs`), since indices are reused.
+    pub stream: u32,
     /// The flow as configured (its congestion control, its transport's parameters as given).
     pub spec: &'a FlowSpec,
     /// The transport's parameters, validated.

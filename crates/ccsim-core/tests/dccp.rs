@@ -50,6 +50,7 @@ fn lossy_path(ccid: i64, rate: u64, delay: u64, loss: f64, duration: u64, warmup
         bottleneck: Some("a->b".into()),
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -73,6 +73,7 @@ fn dedu(transport: AlgoSpec, buffer: i64, duration: u64) -> Config {
         bottleneck: Some("router->controller".into()),
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -50,6 +50,7 @@ fn two_hosts(rate: u64, delay: u64, loss: f64, size: i64, period: u64, stop: u64
         bottleneck: None,
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -44,6 +44,7 @@ fn two_hosts(delay: Time, duration: Time, sensor_stop: Option<Time>, actuator_st
         bottleneck: None,
         jain_flows: None,
         control: vec![ControlLoopSpec { sensor_flow: Some(0), actuator_flow: Some(1), ..ControlLoopSpec::default() }],
+        workloads: Vec::new(),
     }
 }
 

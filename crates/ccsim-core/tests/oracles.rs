@@ -36,6 +36,7 @@ fn two_hosts(ab: DirSpec, duration: u64, warmup: u64, seed: u64, flow: FlowSpec)
         bottleneck: None,
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

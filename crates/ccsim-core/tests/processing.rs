@@ -50,6 +50,7 @@ fn chain(period: u64, stop: u64, seed: u64) -> Config {
         bottleneck: None,
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -17,7 +17,7 @@ from .common import EXIT_OK, _cell, _engine, _load_within_memory, _stdout_consol
 
 
 def _ms(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds * 1e3:.1f}"
+    return "-" if seconds is None or seconds != seconds else f"{seconds * 1e3:.1f}"
 
 
 def _print_summary(console: Console, file: str, result: Any) -> None:
@@ -32,6 +32,9 @@ def _print_summary(console: Console, file: str, result: Any) -> None:
     console.print(_queues_table(raw))
     if raw.get("control"):
         console.print(_control_table(raw["control"]))
+    fct = result.fct
+    if not fct.empty:
+        console.print(_fct_table(fct))
     line = "Jain index " + ("n/a" if raw.get("jain_index") is None else f"{raw['jain_index']:.4f}")
     if raw.get("utilization") is not None:
         line += f"; bottleneck {raw['bottleneck']} utilization {raw['utilization'] * 100:.1f} %"
@@ -78,6 +81,35 @@ def _flows_table(flows: list[dict[str, Any]]) -> Table:
             _ms(flow["delay_mean_s"]),
         ]
         table.add_row(*map(_cell, row))
+    return table
+
+
+def _fct_table(fct: Any) -> Table:
+    """Flow completion times by flow size (``Result.fct``)."""
+    table = Table(
+        title="Flow completion times",
+        title_justify="left",
+        caption="slowdown = FCT / FCT alone on the idle path; times over the flows completed",
+        caption_justify="left",
+    )
+    for header in ("size", "flows", "done", "mean ms", "p50 ms", "p99 ms", "mean slowdown", "p99 slowdown"):
+        table.add_column(header, justify="left" if header == "size" else "right")
+    for row in fct.itertuples(index=False):
+        table.add_row(
+            *map(
+                _cell,
+                (
+                    row.size,
+                    row.flows,
+                    row.completed,
+                    _ms(row.mean_fct_s),
+                    _ms(row.p50_fct_s),
+                    _ms(row.p99_fct_s),
+                    "-" if row.mean_slowdown != row.mean_slowdown else f"{row.mean_slowdown:.2f}",
+                    "-" if row.p99_slowdown != row.p99_slowdown else f"{row.p99_slowdown:.2f}",
+                ),
+            )
+        )
     return table
 
 

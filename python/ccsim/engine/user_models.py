@@ -226,6 +226,11 @@ def _register(cls: type, source: str) -> UserModel:
     return model
 
 
+def base_dir() -> Path | None:
+    """The folder relative file names of the scenario being read start from (``relative_to``)."""
+    return _BASE_DIR.get()
+
+
 @contextlib.contextmanager
 def relative_to(file: str | None) -> Iterator[None]:
     """Read relative file sources from the folder of scenario ``file`` meanwhile."""

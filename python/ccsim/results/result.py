@@ -93,8 +93,10 @@ class Result:
         """One row per flow, columns as ``FlowResult``; a value the flow does not have (no RTT
         sample, no cwnd for UDP) is NaN (``OPTIONAL_NUMBERS``). ``connect_s`` (first SYN to
         SYN-ACK, TCP with ``handshake``), ``fct_s`` (a ``transfer``'s completion time),
-        ``syn_retransmissions`` and ``connect_failed`` are in every table: NaN, NaN, 0 and False
-        where the engine left them out (``CONNECTION_COLUMNS``)."""
+        ``size_bytes`` and ``slowdown`` (a transfer's size, and its FCT over the FCT it would
+        have alone on the idle path), ``syn_retransmissions`` and ``connect_failed`` are in every
+        table: NaN, NaN, NaN, NaN, 0 and False where the engine left them out
+        (``CONNECTION_COLUMNS``). ``fct`` sums up the completion times by flow size."""
         self.queues = pd.DataFrame(tables["queues"])
         """One row per output queue (link direction), columns as ``QueueResult``."""
         traces = raw.get("traces") or {}
@@ -214,6 +216,14 @@ class Result:
         return out.sort_values(["flow", "time_s"], kind="stable").reset_index(drop=True)
 
     @property
+    def fct(self) -> pd.DataFrame:
+        """Flow completion times by flow size (``metrics.fct_table``): per bucket the flows, those
+        completed, the mean, median and p99 FCT and slowdown; empty without transfers."""
+        from .metrics import fct_table
+
+        return fct_table(self.flows)
+
+    @property
     def summary(self) -> dict[str, Any]:
         """Everything but the time series, JSON-able; identical for identical seeds."""
         return dict(self.raw)
@@ -278,6 +288,9 @@ class Result:
             tables.append(("control", self.control))
         if self.control_traces is not None:
             tables.append(("control_traces", self.control_traces))
+        fct = self.fct
+        if not fct.empty:
+            tables.append(("fct", fct))
         # Fixed names only, each checked to stay inside `out` and written atomically (paths.py).
         for name, frame in tables:
             path = inside(out, f"{name}.parquet", "--out")
@@ -552,6 +565,8 @@ OPTIONAL_NUMBERS = {
         "final_cwnd_bytes",
         "connect_s",
         "fct_s",
+        "size_bytes",
+        "slowdown",
     ),
     "control": ("sensor_flow", "actuator_flow", "actuation_delay_mean_s", "actuation_delay_max_s"),
     "messages": ("delivered_s", "delay_s"),
@@ -597,6 +612,8 @@ def seconds_text(seconds: float) -> str:
 CONNECTION_COLUMNS: dict[str, Any] = {
     "connect_s": float("nan"),
     "fct_s": float("nan"),
+    "size_bytes": float("nan"),
+    "slowdown": float("nan"),
     "syn_retransmissions": 0,
     "connect_failed": False,
 }

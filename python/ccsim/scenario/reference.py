@@ -54,6 +54,8 @@ TITLES: Final[dict[str, str]] = {
     "Metrics": "`[metrics]`",
     "Trace": "`[trace]`",
     "Control": "`[[control]]`",
+    "Workload": "`[[workloads]]`",
+    "Arrivals": "Arrivals of a workload (`arrivals`)",
     "LinkSpec": "Link specs",
     "Pair": "Dumbbell pairs",
     "ChainHost": "Daisy-chain hosts",
@@ -122,6 +124,12 @@ EXAMPLES: Final[dict[str, tuple[str | None, str]]] = {
         'reference = { kind = "square", low = 1.0, high = 2.0, period = "2s" }\n'
         'sampling_period = "14ms"\nmessage_size = "20B"',
     ),
+    "Workload": (
+        "scenarios/examples/websearch_fct.toml",
+        '[[workloads]]\nname = "web"\npairs = "all"\narrivals = { process = "poisson", load = 0.6 }\n'
+        'size = "websearch"\nstop = "25s"\ncc = "cubic"',
+    ),
+    "Arrivals": ("scenarios/examples/websearch_fct.toml", 'arrivals = { process = "poisson", load = 0.6 }'),
     "LinkSpec": (
         "scenarios/examples/asymmetric.toml",
         'bottleneck = { rate = "16Mbps", delay = "40ms", loss = 1e-4, queue = { kind = "droptail", limit = "50p" }, '

@@ -38,6 +38,7 @@ from .overrides import apply_overrides
 from .profiles import apply_profile
 from .registry import engine_facts, get_registry, trace_variables
 from .topology import Dumbbell, Network, Topology
+from .workloads import Workload, arrival_rate, compile_workload, host_pairs
 from .written import Written
 
 __all__ = [
@@ -399,8 +400,14 @@ class Scenario(StrictModel):
     metrics: Metrics = Field(default_factory=Metrics, description="Which flows Jain's fairness index covers.")
     trace: Trace | None = Field(default=None, description="Time series to record. Absent: none.")
     control: list[Control] = Field(default_factory=list, description="Networked control loops, one table each.")
+    workloads: list[Workload] = Field(
+        default_factory=list,
+        description="Open-loop traffic: flows that arrive while the run goes on (Poisson), one table each.",
+    )
 
     _network: Network = PrivateAttr()
+    _workload_pairs: list[list[tuple[str, str]]] = PrivateAttr(default_factory=list)
+    _workload_rates: list[float] = PrivateAttr(default_factory=list)
     _made: list[_Made] = PrivateAttr(default_factory=list)
 
     @classmethod
@@ -425,6 +432,7 @@ class Scenario(StrictModel):
         _check_control(self, self._network)
         self._made = _make_flows(self, self._network)
         _check_flow_references(self)
+        self._workload_pairs, self._workload_rates = _resolve_workloads(self, self._network)
         return self
 
     @property
@@ -635,6 +643,35 @@ def _check_size_distribution(flow: Flow, where: str) -> None:
         )
 
 
+def _queue_rate(net: Network, name: str | None) -> int | None:
+    """The bit rate of the link direction ``name`` (``a->b``)."""
+    for link in net.links:
+        for way, (a, b) in ((link.ab, (link.a, link.b)), (link.ba, (link.b, link.a))):
+            if name == f"{a}->{b}":
+                return way.rate_bps
+    return None
+
+
+def _resolve_workloads(scenario: Scenario, net: Network) -> tuple[list[list[tuple[str, str]]], list[float]]:
+    """Each workload's (src, dst) host pairs and its arrivals per second."""
+    pairs, rates = [], []
+    bottleneck = _queue_rate(net, scenario.bottleneck_queue())
+    names = {name for name in scenario.flow_names() if name is not None}
+    for i, workload in enumerate(scenario.workloads):
+        where = f"workloads[{i}]"
+        if workload.name is not None and workload.name in names:
+            raise FieldError(f"{where}.name", f"{show(workload.name)} is already the name of a flow or workload")
+        names.add(workload.label(i))
+        pairs.append(host_pairs(workload, _pair_count(scenario), net.hosts(), where))
+        rates.append(arrival_rate(workload, bottleneck, where))
+        if workload.start >= scenario.simulation.duration:
+            raise FieldError(
+                f"{where}.start",
+                f"starts at or after the end of the simulation ({units.format_time(scenario.simulation.duration)})",
+            )
+    return pairs, rates
+
+
 def _check_control(scenario: Scenario, net: Network) -> None:
     duration = scenario.simulation.duration
     hosts = net.hosts()
@@ -778,6 +815,12 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
                 "substeps": loop.substeps,
             }
         )
+    workloads = [
+        compile_workload(workload, i, index, pairs, rate)
+        for i, (workload, pairs, rate) in enumerate(
+            zip(scenario.workloads, scenario._workload_pairs, scenario._workload_rates)
+        )
+    ]
     jain_flows = scenario.metrics.jain_flows
     if jain_flows is None and len(flows) > user_flows:
         # Jain's index is about the [[flows]] traffic, not the control loops' messages.
@@ -806,6 +849,8 @@ def compile_scenario(scenario: Scenario) -> dict[str, Any]:
         "bottleneck": scenario.bottleneck_queue(),
         "jain_flows": jain_flows,
         "control": control,
+        # Only when there are workloads: a configuration without them stays as it was.
+        **({"workloads": workloads} if workloads else {}),
     }
 
 
@@ -833,7 +878,15 @@ _CONTROL_KEYS = {
     "sensor_flow": "plant_host",
     "actuator_flow": "controller_host",
 }
-_INDEXED = re.compile(r"^(flows|control)\[(\d+)\](?:\.([^.\[]+))?(.*)$")
+_WORKLOAD_KEYS = {
+    "rate_per_s": "arrivals",
+    "start_ns": "start",
+    "stop_ns": "stop",
+    "size_cdf": "size",
+    "src": "pairs",
+    "dst": "pairs",
+}
+_INDEXED = re.compile(r"^(flows|control|workloads)\[(\d+)\](?:\.([^.\[]+))?(.*)$")
 
 
 def _renamed(head: str | None, rest: str, renames: dict[str, str]) -> str:
@@ -861,6 +914,13 @@ def scenario_key(scenario: Scenario, field: str) -> str:
     table, k, head, rest = match.group(1), int(match.group(2)), match.group(3), match.group(4)
     if table == "control":
         return f"control[{k}]" + _renamed(head, rest, _CONTROL_KEYS)
+    if table == "workloads":
+        # A pair's own errors (its hosts, their route) are the table's addressing keys.
+        written = scenario.workloads[k] if k < len(scenario.workloads) else None
+        addressing = "pairs" if written is None or written.pairs is not None else "src"
+        if head == "pairs":
+            return f"workloads[{k}].{addressing}"
+        return f"workloads[{k}]" + _renamed(head, rest, {**_WORKLOAD_KEYS, "src": addressing, "dst": addressing})
     for i, size in enumerate(scenario.table_sizes()):
         if k < size:
             return f"flows[{i}]" + _renamed(head, rest, _FLOW_KEYS)

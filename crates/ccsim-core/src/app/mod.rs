@@ -58,6 +58,11 @@ pub trait Application: Send {
     fn next_wakeup(&self) -> Option<Time>;
     /// Act at `now`.
     fn on_wakeup(&mut self, now: Time, sock: &mut dyn Socket, stats: &mut FlowStats);
+    /// The bytes this application writes in all, if it writes a known amount (a transfer):
+    /// the flows table's `size_bytes`.
+    fn size(&self) -> Option<u64> {
+        None
+    }
     /// The flow whose delivered messages this application reacts to (a controller's reply).
     fn trigger_flow(&self) -> Option<u32> {
         None

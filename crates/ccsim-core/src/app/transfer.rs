@@ -86,6 +86,13 @@ fn size_dist(p: &Params) -> Result<Dist, (&'static str, String)> {
     }
 }
 
+/// The size distribution of the `transfer` parameters `given` (`field` in errors), checked:
+/// a workload's sizes (`workload.rs`).
+pub fn dist_of(given: &std::collections::BTreeMap<String, ParamValue>, field: &str) -> Result<Dist, ConfigError> {
+    let p = Params::resolve(field, PARAMS, given)?;
+    size_dist(&p).map_err(|(name, message)| ConfigError::new(format!("{field}.{name}"), message))
+}
+
 /// Checks the parameters cannot express on their own (`app/mod.rs` calls it for `transfer`).
 pub fn check(p: &Params, field: &str) -> Result<(), ConfigError> {
     size_dist(p).map(|_| ()).map_err(|(name, message)| ConfigError::new(format!("{field}.{name}"), message))
@@ -112,6 +119,10 @@ impl Transfer {
 }
 
 impl Application for Transfer {
+    fn size(&self) -> Option<u64> {
+        Some(self.size)
+    }
+
     fn next_wakeup(&self) -> Option<Time> {
         (!self.done).then_some(self.start)
     }

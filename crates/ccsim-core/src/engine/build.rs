@@ -1,6 +1,8 @@
 //! Building a simulation from its configuration: every check names the offending field.
 
+use super::workload::build_workloads;
 use super::*;
+use crate::config::FlowSpec;
 use crate::vars::{OfferedVars, COUNTER_COLUMNS, CWND_COLUMN, QUEUE_COLUMNS, QUEUE_VARS};
 
 /// At most this many names in the list of what is allowed of an error message.
@@ -62,7 +64,8 @@ impl Simulation {
         let mut links = build_links(cfg, &node_names)?;
         let node_processing = build_processing(cfg)?;
         let routes = Routes::of(cfg);
-        let FlowParts { flows, endpoints, endpoint_host, listeners } = build_flows(cfg, &node_names, &routes)?;
+        let FlowParts { flows, endpoints, endpoint_host, listeners } = build_flows(cfg, &node_names, &routes, &links)?;
+        let workloads = build_workloads(cfg, &node_names, &routes, &links)?;
         let bottleneck = cfg.bottleneck.as_deref().map(|b| queue_index(&links, b, "bottleneck")).transpose()?;
         let sampler = build_sampler(cfg, &links, &routes, &endpoints)?;
         let pcap = build_pcap(cfg, &links, &flows)?;
@@ -88,6 +91,7 @@ impl Simulation {
             stall_since: 0,
             stall_check: 1 << 16,
             stall_events: STALL_EVENTS,
+            node_kinds: cfg.nodes.iter().map(|n| n.kind).collect(),
             node_names,
             links,
             routes,
@@ -118,6 +122,14 @@ impl Simulation {
             jain_flows,
             control,
             flow_control,
+            n_configured: cfg.flows.len(),
+            next_flow_id: cfg.flows.len() as u32,
+            workloads,
+            free_slots: Vec::new(),
+            retired: Vec::new(),
+            retired_rtt: Vec::new(),
+            rtt_logs: cfg.trace.rtt,
+            lost_flows: Vec::new(),
             inv,
             dynamic,
             panic_at: None,
@@ -137,6 +149,7 @@ impl Simulation {
         if self.sampler.is_some() {
             self.events.push(0, Event::Sample);
         }
+        self.schedule_arrivals();
         for (l, c) in self.control.iter().enumerate() {
             if c.next_sample_time() <= self.duration {
                 self.events.push(c.next_sample_time(), Event::Control(l as u32));
@@ -261,44 +274,131 @@ struct FlowParts {
     listeners: Vec<Vec<u32>>,
 }
 
-/// Every flow: endpoints on two different hosts joined by a route both ways, its start drawn
-/// from its window, its application and transport made from their registered parameters.
-fn build_flows(cfg: &Config, node_names: &[String], routes: &Routes) -> Result<FlowParts, ConfigError> {
+/// The parts of one flow.
+pub(super) struct MadeFlow {
+    pub sender: Box<dyn Endpoint>,
+    pub receiver: Box<dyn Endpoint>,
+    pub info: FlowInfo,
+    /// The flow its application answers (`Application::trigger_flow`).
+    pub triggered_by: Option<u32>,
+}
+
+/// What making a flow reads of the network.
+pub(super) struct Net<'a> {
+    pub seed: u64,
+    pub kinds: &'a [NodeKind],
+    pub names: &'a [String],
+    pub routes: &'a Routes,
+    pub links: &'a [LinkDir],
+}
+
+/// Make flow `spec` (`field` in errors), numbered `id` for its results and random streams,
+/// its packets carrying `slot`: endpoints on two different hosts joined by a route both
+/// ways, its application and transport made from their registered parameters. `start` is
+/// its start, `rng` its own stream (after the start's draw).
+pub(super) fn make_flow(
+    net: &Net,
+    field: &str,
+    spec: &FlowSpec,
+    (id, slot): (u32, u32),
+    start: Time,
+    rng: Rng,
+) -> Result<MadeFlow, ConfigError> {
+    let Net { seed, kinds, names: node_names, routes, links } = *net;
+    let hosts = || listed(kinds.iter().zip(node_names).filter(|(k, _)| **k == NodeKind::Host).map(|(_, n)| n.as_str()));
+    for (end, v) in [("src", spec.src), ("dst", spec.dst)] {
+        if kinds[v as usize] != NodeKind::Host {
+            return Err(ConfigError::new(
+                format!("{field}.{end}"),
+                format!("'{}' is a router; flows run between hosts: {}", node_names[v as usize], hosts()),
+            ));
+        }
+    }
+    if spec.src == spec.dst {
+        return Err(ConfigError::new(
+            format!("{field}.dst"),
+            format!("same host as src ('{}')", node_names[spec.src as usize]),
+        ));
+    }
+    let mut paths = [(spec.src, spec.dst), (spec.dst, spec.src)].map(|(from, to)| {
+        routes.path(from, to).ok_or_else(|| {
+            ConfigError::new(
+                field,
+                format!(
+                    "no route from '{}' to '{}': they are not connected through routers",
+                    node_names[from as usize], node_names[to as usize]
+                ),
+            )
+        })
+    });
+    let forward = std::mem::replace(&mut paths[0], Ok(Vec::new()))?;
+    let back = std::mem::replace(&mut paths[1], Ok(Vec::new()))?;
+    if spec.stop_ns.is_some_and(|s| s < start) {
+        return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
+    }
+    let app_model = find(APPS, &spec.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
+    let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &spec.app.params)?;
+    crate::app::check(app_model.name, &app_params, &format!("{field}.app"))?;
+    let app = (app_model.build)(&app_params, start, spec.stop_ns, Rng::stream(seed, Stream::App(id)));
+    let triggered_by = app.trigger_flow();
+    let size = app.size();
+    let model = find(TRANSPORTS, &spec.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
+    let params = Params::resolve(&format!("{field}.transport"), model.params, &spec.transport.params)?;
+    let ideal = size.map(|size| {
+        let hops = |path: &[u32]| -> Vec<crate::workload::Hop> {
+            path.iter()
+                .map(|&l| crate::workload::Hop { rate_bps: links[l as usize].rate_bps, delay: links[l as usize].delay })
+                .collect()
+        };
+        let (seg, header, handshake) = segmenting(&params, size);
+        crate::workload::ideal_fct(&hops(&forward), &hops(&back), size, seg, header, handshake)
+    });
+    let (sender, receiver) =
+        (model.build)(TransportArgs { field, flow: slot, stream: id, spec, params, app, rng, seed })?;
+    let info = FlowInfo {
+        id,
+        name: spec.name.clone().unwrap_or_else(|| id.to_string()),
+        group: spec.group.clone(),
+        src: spec.src,
+        dst: spec.dst,
+        transport: spec.transport.kind.clone(),
+        app: spec.app.kind.clone(),
+        start,
+        size,
+        ideal,
+    };
+    Ok(MadeFlow { sender, receiver, info, triggered_by })
+}
+
+/// How a transport carries a transfer of `size` bytes, for its ideal completion time: the
+/// payload of a segment (TCP's `mss`, DCCP's `mps`; a UDP transfer is one datagram), the
+/// header bytes of each, and the size of a SYN when a TCP handshake opens the connection.
+fn segmenting(p: &Params, size: u64) -> (u64, u64, Option<u64>) {
+    let seg = ["mss", "mps"].into_iter().find(|k| p.has(k)).map_or(size, |k| p.uint(k));
+    let header = if p.has("header") { p.uint("header") } else { 0 };
+    let syn = (p.has("handshake") && p.bool("handshake")).then_some(header + crate::tcp::SYN_EXTRA_HEADER as u64);
+    (seg, header, syn)
+}
+
+/// Every flow of the configuration, its start drawn from its window.
+fn build_flows(
+    cfg: &Config,
+    node_names: &[String],
+    routes: &Routes,
+    links: &[LinkDir],
+) -> Result<FlowParts, ConfigError> {
     let mut parts = FlowParts {
         flows: Vec::with_capacity(cfg.flows.len()),
         endpoints: Vec::with_capacity(2 * cfg.flows.len()),
         endpoint_host: Vec::with_capacity(2 * cfg.flows.len()),
         listeners: vec![Vec::new(); cfg.flows.len()],
     };
-    let hosts = || listed(cfg.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()));
+    let kinds: Vec<NodeKind> = cfg.nodes.iter().map(|n| n.kind).collect();
+    let net = Net { seed: cfg.seed, kinds: &kinds, names: node_names, routes, links };
     for (i, f) in cfg.flows.iter().enumerate() {
         let field = format!("flows[{i}]");
-        for (end, v) in [("src", f.src), ("dst", f.dst)] {
-            if cfg.nodes[v as usize].kind != NodeKind::Host {
-                return Err(ConfigError::new(
-                    format!("{field}.{end}"),
-                    format!("'{}' is a router; flows run between hosts: {}", node_names[v as usize], hosts()),
-                ));
-            }
-        }
-        if f.src == f.dst {
-            return Err(ConfigError::new(
-                format!("{field}.dst"),
-                format!("same host as src ('{}')", node_names[f.src as usize]),
-            ));
-        }
-        for (from, to) in [(f.src, f.dst), (f.dst, f.src)] {
-            if routes.path(from, to).is_none() {
-                return Err(ConfigError::new(
-                    field,
-                    format!(
-                        "no route from '{}' to '{}': they are not connected through routers",
-                        node_names[from as usize], node_names[to as usize]
-                    ),
-                ));
-            }
-        }
-        let mut rng = Rng::stream(cfg.seed, Stream::Flow(i as u32));
+        let id = i as u32;
+        let mut rng = Rng::stream(cfg.seed, Stream::Flow(id));
         let start = match f.start_max_ns {
             Some(hi) if hi < f.start_ns => {
                 return Err(ConfigError::new(format!("{field}.start_max_ns"), "window ends before it starts"))
@@ -306,15 +406,8 @@ fn build_flows(cfg: &Config, node_names: &[String], routes: &Routes) -> Result<F
             Some(hi) => rng.range_u64(f.start_ns, hi),
             None => f.start_ns,
         };
-        if f.stop_ns.is_some_and(|s| s < start) {
-            return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
-        }
-        let app_model = find(APPS, &f.app.kind, |m| m.name, &format!("{field}.app.kind"))?;
-        let app_params = Params::resolve(&format!("{field}.app"), app_model.params, &f.app.params)?;
-        crate::app::check(app_model.name, &app_params, &format!("{field}.app"))?;
-        let app = (app_model.build)(&app_params, start, f.stop_ns, Rng::stream(cfg.seed, Stream::App(i as u32)));
-        let id = i as u32;
-        if let Some(to) = app.trigger_flow() {
+        let made = make_flow(&net, &field, f, (id, id), start, rng)?;
+        if let Some(to) = made.triggered_by {
             if to as usize >= cfg.flows.len() || to == id {
                 return Err(ConfigError::new(
                     format!("{field}.app.to"),
@@ -323,23 +416,11 @@ fn build_flows(cfg: &Config, node_names: &[String], routes: &Routes) -> Result<F
             }
             parts.listeners[to as usize].push(id);
         }
-        let model = find(TRANSPORTS, &f.transport.kind, |m| m.name, &format!("{field}.transport.kind"))?;
-        let params = Params::resolve(&format!("{field}.transport"), model.params, &f.transport.params)?;
-        let (sender, receiver) =
-            (model.build)(TransportArgs { field: &field, flow: id, spec: f, params, app, rng, seed: cfg.seed })?;
-        parts.endpoints.push(sender);
-        parts.endpoints.push(receiver);
+        parts.endpoints.push(made.sender);
+        parts.endpoints.push(made.receiver);
         parts.endpoint_host.push(f.src);
         parts.endpoint_host.push(f.dst);
-        parts.flows.push(FlowInfo {
-            name: f.name.clone().unwrap_or_else(|| i.to_string()),
-            group: f.group.clone(),
-            src: f.src,
-            dst: f.dst,
-            transport: f.transport.kind.clone(),
-            app: f.app.kind.clone(),
-            start,
-        });
+        parts.flows.push(made.info);
     }
     Ok(parts)
 }
@@ -594,6 +675,7 @@ mod tests {
             bottleneck: None,
             jain_flows: None,
             control: Vec::new(),
+            workloads: Vec::new(),
         }
     }
 

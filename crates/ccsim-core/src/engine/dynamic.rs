@@ -108,7 +108,7 @@ pub(super) fn build_dynamic(cfg: &Config) -> Result<Option<Box<Dynamic>>, Config
         changes,
         out_links: out_links(cfg.nodes.len(), cfg.links.iter().map(|l| (l.a, l.b))),
         forwards: cfg.nodes.iter().map(|v| v.kind == NodeKind::Router).collect(),
-        destinations: cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect(),
+        destinations: cfg.flow_ends(),
         full: Routes::of(cfg),
         stale: Vec::new(),
         lost: Vec::new(),
@@ -231,6 +231,8 @@ impl Simulation {
             if let Some((f, seq)) = charge_wire_loss(&mut self.links[l], fs, &pkt, measuring) {
                 self.lose_datagram(f, seq);
             }
+            // A workload's flow may be over once its last packet is lost.
+            self.retire_if_over(pkt.flow as usize);
         }
         if let Some(d) = self.dynamic.as_mut() {
             d.lost = lost;
@@ -300,6 +302,7 @@ impl Simulation {
         if pkt.kind.is_datagram() {
             self.lose_datagram(pkt.flow as usize, pkt.seq);
         }
+        self.retire_if_over(pkt.flow as usize);
         None
     }
 }
@@ -363,6 +366,7 @@ mod tests {
             bottleneck: None,
             jain_flows: None,
             control: Vec::new(),
+            workloads: Vec::new(),
         }
     }
 

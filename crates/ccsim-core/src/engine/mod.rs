@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 mod build;
 mod dynamic;
 mod report;
+mod workload;
 
 pub use report::jain_index;
 
@@ -47,6 +48,9 @@ enum Call<'a> {
 
 /// Static facts about a flow, for the results.
 struct FlowInfo {
+    /// Its number in the results: its index for a configured flow; for a workload's, its
+    /// number among all flows (`u32::MAX` once it is retired and its index free).
+    id: u32,
     name: String,
     group: Option<String>,
     src: u32,
@@ -54,6 +58,10 @@ struct FlowInfo {
     transport: String,
     app: String,
     start: Time,
+    /// Bytes its application writes in all, if known (a transfer).
+    size: Option<u64>,
+    /// Its completion time alone on an idle path (`workload::ideal_fct`), for a transfer.
+    ideal: Option<Time>,
 }
 
 /// The sampled time series.
@@ -121,6 +129,7 @@ pub struct Simulation {
     stall_check: u64,
     stall_events: u64,
     node_names: Vec<String>,
+    node_kinds: Vec<NodeKind>,
     links: Vec<LinkDir>,
     routes: Routes,
     /// Per node: its per-packet processing stage, if it has one (`net/processing.rs`). Boxed:
@@ -162,6 +171,19 @@ pub struct Simulation {
     /// Networked control loops, and per flow the loop and role it carries messages for.
     control: Vec<ControlLoop>,
     flow_control: Vec<Option<(u32, Role)>>,
+    /// Open-loop workloads (`workload.rs`): flows made while the run goes on, in flow
+    /// indices from `n_configured` on, each reused once its flow is retired.
+    workloads: Vec<crate::workload::Workload>,
+    n_configured: usize,
+    next_flow_id: u32,
+    free_slots: Vec<u32>,
+    /// The rows of the retired flows, and their RTT samples (time, flow id, RTT) when
+    /// `trace.rtt` asks for them.
+    retired: Vec<FlowResult>,
+    retired_rtt: Vec<(Time, u32, Time)>,
+    rtt_logs: bool,
+    /// Scratch: the workload flows a queue dropped a packet of.
+    lost_flows: Vec<u32>,
     /// Debug-build invariant bookkeeping (zero-sized in release; see `invariants.rs`).
     inv: Invariants,
     /// Scheduled link changes and what they need (`engine/dynamic.rs`); `None` when no link
@@ -276,13 +298,14 @@ impl Simulation {
             Event::Endpoint { endpoint, .. } => {
                 let side = if endpoint % 2 == 0 { "sender" } else { "receiver" };
                 let flow = &self.flows[endpoint as usize / 2];
-                format!("flows[{}] ({}): the {side}'s timer", endpoint / 2, flow.name)
+                format!("flows[{}] ({}): the {side}'s timer", flow.id, flow.name)
             }
             Event::Queue { link: l, .. } => format!("{}: the discipline's timer", link(l)),
             Event::Sample => "trace: the sampling timer".to_string(),
             Event::Control(c) => format!("control[{c}]: the sensor's timer"),
             Event::Process(n) => format!("node {}: the processing stage", self.node_names[n as usize]),
             Event::LinkChange(k) => self.describe_change(k),
+            Event::Arrival(w) => format!("workloads[{w}]: a flow arrives"),
         }
     }
 
@@ -409,6 +432,7 @@ impl Simulation {
             Event::Control(l) => self.control_sample(l as usize),
             Event::Process(node) => self.release_processed(node),
             Event::LinkChange(k) => self.link_change(k),
+            Event::Arrival(w) => self.arrive(w as usize),
         }
     }
 
@@ -538,6 +562,7 @@ impl Simulation {
         if e % 2 == 1 && !self.ledgers[f].events.is_empty() {
             self.account_messages(f);
         }
+        self.retire_if_over(f);
     }
 
     /// Record the messages flow `f` delivered or lost, and wake the applications that answer
@@ -560,7 +585,7 @@ impl Simulation {
                 }
             }
             if let Some(log) = self.message_log.as_mut() {
-                log.flow.push(f as u32);
+                log.flow.push(self.flows[f].id);
                 log.index.push(m.index);
                 log.created_s.push(secs(m.created));
                 log.delivered_s.push((!m.lost).then(|| secs(m.at)));
@@ -725,6 +750,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let pkt = self.wire_packets.get(slot);
         let mut lost_datagram = None;
+        let mut lost_flow = None;
         let done = now + link.tx_time(pkt.size);
         link.busy_until = done;
         let measuring = now >= self.warmup;
@@ -737,6 +763,7 @@ impl Simulation {
         if link.loss > 0.0 && link.rng.chance(link.loss) {
             let pkt = self.wire_packets.take(slot);
             lost_datagram = dynamic::charge_wire_loss(link, &mut self.flow_stats[pkt.flow as usize], &pkt, measuring);
+            lost_flow = Some(pkt.flow as usize);
         } else {
             let (arrive, hop) = if self.dynamic.is_some() {
                 dynamic::wire_entry(link, done, &self.routes, pkt)
@@ -755,6 +782,9 @@ impl Simulation {
         }
         if let Some((f, seq)) = lost_datagram {
             self.lose_datagram(f, seq);
+        }
+        if let Some(f) = lost_flow {
+            self.retire_if_over(f);
         }
     }
 
@@ -789,6 +819,9 @@ impl Simulation {
             let fs = &mut self.flow_stats[e.flow as usize];
             if e.kind.is_drop() {
                 fs.total_lost += 1;
+                if e.flow as usize >= self.n_configured {
+                    self.lost_flows.push(e.flow);
+                }
                 if measuring {
                     fs.queue_drops += 1;
                 }
@@ -798,7 +831,7 @@ impl Simulation {
             if let Some(log) = self.event_log.as_mut() {
                 log.time_s.push(secs(self.now));
                 log.queue.push(self.links[l].name.clone());
-                log.flow.push(e.flow);
+                log.flow.push(self.flows[e.flow as usize].id);
                 log.event.push(e.kind.name());
             }
             // E-DCTCP: a router returns the header of a dropped segment that asked for it.
@@ -829,6 +862,10 @@ impl Simulation {
             self.notices = notices;
         }
         self.queue_events = events;
+        // A workload's flow may be over once its last packet is dropped.
+        while let Some(f) = self.lost_flows.pop() {
+            self.retire_if_over(f as usize);
+        }
     }
 
     /// Kept out of the event loop: it runs once per trace interval.

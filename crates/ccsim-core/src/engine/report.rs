@@ -53,63 +53,19 @@ impl Simulation {
         let window = now.saturating_sub(self.warmup);
         let window_s = secs(window);
         let per_sec = |x: f64| if window > 0 { x / window_s } else { 0.0 };
-        let mean = |sum: u128, n: u64| (n > 0).then(|| sum as f64 / n as f64 / 1e9);
 
-        let flows: Vec<FlowResult> = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, info)| {
-                let s = &self.flow_stats[i];
-                let mut row = FlowResult {
-                    id: i as u32,
-                    name: info.name.clone(),
-                    group: info.group.clone(),
-                    src: self.node_names[info.src as usize].clone(),
-                    dst: self.node_names[info.dst as usize].clone(),
-                    transport: info.transport.clone(),
-                    app: info.app.clone(),
-                    start_s: secs(info.start),
-                    // A transfer is one message: complete once it is delivered and nothing is
-                    // pending. It starts at the flow's start, when its SYN (with a handshake)
-                    // or its first data packet leaves.
-                    fct_s: (info.app == crate::app::transfer::MODEL.name
-                        && self.ledgers[i].pending() == 0
-                        && s.last_message_at > 0)
-                        .then(|| secs(s.last_message_at - info.start)),
-                    bytes_delivered: s.bytes_delivered,
-                    bytes_received: s.bytes_received,
-                    goodput_bps: per_sec(s.bytes_received as f64 * 8.0),
-                    packets_sent: s.packets_sent,
-                    packets_received: s.packets_received,
-                    retransmissions: s.retransmissions,
-                    timeouts: s.timeouts,
-                    fast_recoveries: s.fast_recoveries,
-                    ecn_reductions: s.ecn_reductions,
-                    ecn_marks: s.ecn_marks,
-                    queue_drops: s.queue_drops,
-                    link_losses: s.link_losses,
-                    rtt_samples: s.rtt_n,
-                    rtt_min_s: s.rtt_min.map(secs),
-                    rtt_mean_s: mean(s.rtt_sum, s.rtt_n),
-                    rtt_max_s: s.rtt_max.map(secs),
-                    delay_mean_s: mean(s.delay_sum, s.delay_n),
-                    delay_max_s: s.delay_max.map(secs),
-                    delay_p50_s: s.delay_hist.quantile(0.5).map(|v| v / 1e9),
-                    delay_p99_s: s.delay_hist.quantile(0.99).map(|v| v / 1e9),
-                    messages_generated: s.messages_generated,
-                    messages_lost_at_sender: s.messages_lost_at_sender,
-                    messages_received: s.messages_received,
-                    messages_lost_network: s.messages_lost_network,
-                    messages_pending: self.ledgers[i].pending() as u64,
-                    message_delay_mean_s: mean(s.message_delay_sum, s.messages_received),
-                    message_delay_max_s: s.message_delay_max.map(secs),
-                    ..FlowResult::default()
-                };
-                self.endpoints[2 * i].model.report(&mut row);
-                row
-            })
-            .collect();
+        // The configured flows, then the workloads' in order of arrival: those retired (their
+        // goodput over the whole window, like every row's), then those still running.
+        let mut flows: Vec<FlowResult> = (0..self.n_configured).map(|i| self.flow_row(i)).collect();
+        let mut created: Vec<FlowResult> = self.retired.clone();
+        for row in &mut created {
+            row.goodput_bps = per_sec(row.bytes_received as f64 * 8.0);
+        }
+        created.extend(
+            (self.n_configured..self.flows.len()).filter(|&i| self.flows[i].id != u32::MAX).map(|i| self.flow_row(i)),
+        );
+        created.sort_by_key(|row| row.id);
+        flows.extend(created);
 
         let queues: Vec<QueueResult> = self
             .links
@@ -224,11 +180,74 @@ impl Simulation {
         }
     }
 
+    /// The row of the flow in index `i`, over the window [warm-up, now].
+    pub(super) fn flow_row(&self, i: usize) -> FlowResult {
+        let info = &self.flows[i];
+        let window = self.now.saturating_sub(self.warmup);
+        let per_sec = |x: f64| if window > 0 { x / secs(window) } else { 0.0 };
+        let mean = |sum: u128, n: u64| (n > 0).then(|| sum as f64 / n as f64 / 1e9);
+        let s = &self.flow_stats[i];
+        let mut row = FlowResult {
+            id: info.id,
+            name: info.name.clone(),
+            group: info.group.clone(),
+            src: self.node_names[info.src as usize].clone(),
+            dst: self.node_names[info.dst as usize].clone(),
+            transport: info.transport.clone(),
+            app: info.app.clone(),
+            start_s: secs(info.start),
+            // A transfer is one message: complete once it is delivered and nothing is
+            // pending. It starts at the flow's start, when its SYN (with a handshake)
+            // or its first data packet leaves.
+            fct_s: (info.app == crate::app::transfer::MODEL.name
+                && self.ledgers[i].pending() == 0
+                && s.last_message_at > 0)
+                .then(|| secs(s.last_message_at - info.start)),
+            size_bytes: info.size,
+            bytes_delivered: s.bytes_delivered,
+            bytes_received: s.bytes_received,
+            goodput_bps: per_sec(s.bytes_received as f64 * 8.0),
+            packets_sent: s.packets_sent,
+            packets_received: s.packets_received,
+            retransmissions: s.retransmissions,
+            timeouts: s.timeouts,
+            fast_recoveries: s.fast_recoveries,
+            ecn_reductions: s.ecn_reductions,
+            ecn_marks: s.ecn_marks,
+            queue_drops: s.queue_drops,
+            link_losses: s.link_losses,
+            rtt_samples: s.rtt_n,
+            rtt_min_s: s.rtt_min.map(secs),
+            rtt_mean_s: mean(s.rtt_sum, s.rtt_n),
+            rtt_max_s: s.rtt_max.map(secs),
+            delay_mean_s: mean(s.delay_sum, s.delay_n),
+            delay_max_s: s.delay_max.map(secs),
+            delay_p50_s: s.delay_hist.quantile(0.5).map(|v| v / 1e9),
+            delay_p99_s: s.delay_hist.quantile(0.99).map(|v| v / 1e9),
+            messages_generated: s.messages_generated,
+            messages_lost_at_sender: s.messages_lost_at_sender,
+            messages_received: s.messages_received,
+            messages_lost_network: s.messages_lost_network,
+            messages_pending: self.ledgers[i].pending() as u64,
+            message_delay_mean_s: mean(s.message_delay_sum, s.messages_received),
+            message_delay_max_s: s.message_delay_max.map(secs),
+            ..FlowResult::default()
+        };
+        // Slowdown: the completion time over the transfer's alone on an idle path.
+        row.slowdown = row.fct_s.zip(info.ideal).map(|(fct, ideal)| fct / secs(ideal.max(1)));
+        self.endpoints[2 * i].model.report(&mut row);
+        row
+    }
+
     /// Every flow's RTT samples merged into one log ordered by time, then flow.
     fn rtt_sample_log(&self) -> Option<RttSampleLog> {
-        let mut rows: Vec<(Time, u32, Time)> = Vec::new();
+        if !self.rtt_logs {
+            return None;
+        }
+        let mut rows: Vec<(Time, u32, Time)> = self.retired_rtt.clone();
         for (f, s) in self.flow_stats.iter().enumerate() {
-            rows.extend(s.rtt_log.as_ref()?.iter().map(|&(t, rtt)| (t, f as u32, rtt)));
+            let Some(log) = s.rtt_log.as_ref().filter(|_| self.flows[f].id != u32::MAX) else { continue };
+            rows.extend(log.iter().map(|&(t, rtt)| (t, self.flows[f].id, rtt)));
         }
         // Each flow's log is already in time order; a stable sort by time keeps flows in order.
         rows.sort_by_key(|&(t, f, _)| (t, f));

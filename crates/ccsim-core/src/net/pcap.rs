@@ -140,6 +140,18 @@ impl Pcap {
         Pcap { by_link, captures, flows, phases }
     }
 
+    /// Flow `f` (a new one, or a new flow in a retired flow's index) runs from host `ends.0`
+    /// to host `ends.1`, its connection not yet opened.
+    pub fn open_flow(&mut self, f: u32, ends: (u32, u32)) {
+        let f = f as usize;
+        if f >= self.flows.len() {
+            self.flows.resize(f + 1, (0, 0));
+            self.phases.resize(f + 1, Phase::default());
+        }
+        self.flows[f] = ends;
+        self.phases[f] = Phase::default();
+    }
+
     /// `pkt` leaves link direction `link`'s transmitter at `now`: append its record if that
     /// direction is traced. Out of line and cold: the engine calls it only when the run has
     /// captures at all.
@@ -572,6 +584,7 @@ mod tests {
             bottleneck: None,
             jain_flows: None,
             control: Vec::new(),
+            workloads: Vec::new(),
         }
     }
 

@@ -58,8 +58,7 @@ impl Routes {
     pub fn of(cfg: &Config) -> Routes {
         let forwards: Vec<bool> = cfg.nodes.iter().map(|v| v.kind == NodeKind::Router).collect();
         // Packets go to the two ends of a flow only: data to its destination, ACKs to its source.
-        let ends: Vec<u32> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
-        Routes::compute(&out_links(cfg.nodes.len(), cfg.links.iter().map(|l| (l.a, l.b))), &forwards, &ends)
+        Routes::compute(&out_links(cfg.nodes.len(), cfg.links.iter().map(|l| (l.a, l.b))), &forwards, &cfg.flow_ends())
     }
 
     /// Compute routes for `n` nodes to the nodes `destinations` (repeats allowed; any other

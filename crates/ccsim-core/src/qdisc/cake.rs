@@ -1823,6 +1823,7 @@ mod tests {
             bottleneck: Some("R1->R2".into()),
             jain_flows: None,
             control: Vec::new(),
+            workloads: Vec::new(),
         };
         let mut sim = crate::Simulation::new(&cfg).expect("valid config");
         sim.run();

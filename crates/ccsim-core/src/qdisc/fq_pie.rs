@@ -525,6 +525,7 @@ mod tests {
             bottleneck: Some("A->B".into()),
             jain_flows: None,
             control: Vec::new(),
+            workloads: Vec::new(),
         };
         let mut sim = crate::Simulation::new(&cfg).expect("valid config");
         sim.run();

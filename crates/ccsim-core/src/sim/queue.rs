@@ -72,6 +72,8 @@ pub enum Event {
     /// A scheduled change of a link (`LinkSpec::schedule`) happens: the index of the change
     /// in the engine's list of them (`engine/dynamic.rs`).
     LinkChange(u32),
+    /// A flow of a workload (by index) arrives (`workload.rs`).
+    Arrival(u32),
 }
 
 impl Event {
@@ -91,6 +93,7 @@ impl Event {
             Event::Control(l) => (5, l, 0, 0),
             Event::Process(n) => (6, n, 0, 0),
             Event::LinkChange(k) => (7, k, 0, 0),
+            Event::Arrival(w) => (8, w, 0, 0),
         };
         tag as u128 | (a as u128) << 32 | (b as u128) << 64 | (c as u128) << 96
     }
@@ -106,10 +109,11 @@ impl Event {
             3 => Event::Queue { link: field(1), token: field(2) },
             4 => Event::Sample,
             5 => Event::Control(field(1)),
+            6 => Event::Process(field(1)),
             7 => Event::LinkChange(field(1)),
             tag => {
-                debug_assert_eq!(tag, 6, "not a packed event");
-                Event::Process(field(1))
+                debug_assert_eq!(tag, 8, "not a packed event");
+                Event::Arrival(field(1))
             }
         }
     }
@@ -579,6 +583,7 @@ mod tests {
             Event::Control(big),
             Event::Process(9),
             Event::LinkChange(big),
+            Event::Arrival(big),
         ] {
             assert_eq!(Event::unpack(e.pack()), e);
         }

@@ -21,6 +21,11 @@ pub enum Stream {
     /// A flow's congestion-control draws (BBR's ProbeBW phase), apart from `Flow` so that a
     /// random algorithm never shifts the flow's start time or transport draws.
     Cc(u32),
+    /// A workload's arrival times and the pairs its flows are drawn on (`workload.rs`).
+    Arrivals(u32),
+    /// A workload's flow sizes, apart from `Arrivals` so that another size distribution
+    /// leaves the arrival times as they were.
+    Sizes(u32),
 }
 
 impl Stream {
@@ -32,6 +37,8 @@ impl Stream {
             Stream::App(i) => (4 << 32) | i as u64,
             Stream::Node(i) => (5 << 32) | i as u64,
             Stream::Cc(i) => (6 << 32) | i as u64,
+            Stream::Arrivals(i) => (7 << 32) | i as u64,
+            Stream::Sizes(i) => (8 << 32) | i as u64,
         }
     }
 }

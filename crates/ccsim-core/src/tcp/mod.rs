@@ -116,7 +116,7 @@ fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
     let field = args.field;
     let mut tcp = TcpConfig::from_params(&args.params);
     let cc_spec = args.spec.cc.clone().unwrap_or_else(|| AlgoSpec::named("newreno"));
-    let cc_rng = Rng::stream(args.seed, Stream::Cc(args.flow));
+    let cc_rng = Rng::stream(args.seed, Stream::Cc(args.stream));
     let cc = match &cc_spec.external {
         Some(source) => {
             crate::external::congestion_control(&cc_spec, source, &format!("{field}.cc"), args.flow, cc_rng)?

@@ -54,6 +54,7 @@ pub fn daisy_chain(router_queue: AlgoSpec) -> Config {
         bottleneck: Some("R1->R2".into()),
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -65,6 +65,7 @@ pub fn dumbbell(
         bottleneck: Some("A->B".into()),
         jain_flows: None,
         control: Vec::new(),
+        workloads: Vec::new(),
     }
 }
 

@@ -12,7 +12,7 @@ from typing import Any
 from scipy import stats
 
 from ...errors import ScenarioError
-from ...results.metrics import jain
+from ...results.metrics import FCT_BUCKETS, fct_table, jain
 from ..smc.statistics import ALPHA, Difference, clip_interval, difference, holm, mean_ci
 from .objective import METRICS, Objective, format_value, metric_of
 from .run import CompareSpec, group_order, rerun_command
@@ -36,11 +36,16 @@ def run_metrics(spec: CompareSpec, row: dict[str, Any], out: Path) -> dict[str, 
         "drop_ratio": num("bottleneck.drop_ratio"),
         "retransmissions": num("retransmissions"),
     }
-    if spec.groups:
+    if spec.groups or spec.has_transfers:
         import pandas as pd
 
         flows = pd.read_parquet(out / row["run_dir"] / "flows.parquet")
         flows = flows[flows["app"] != "ncs"]
+    if spec.has_transfers and not (fct := fct_table(flows).set_index("size")).empty:
+        short, every = fct.loc[FCT_BUCKETS[0][0]], fct.loc["all"]
+        m["p99_fct_short"] = None if math.isnan(short["p99_fct_s"]) else float(short["p99_fct_s"])
+        m["mean_slowdown"] = None if math.isnan(every["mean_slowdown"]) else float(every["mean_slowdown"])
+    if spec.groups:
         values = []
         for g in spec.groups:
             index = jain(flows.loc[flows["group"] == g, "goodput_bps"])

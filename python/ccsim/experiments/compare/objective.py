@@ -40,6 +40,8 @@ METRICS: dict[str, Metric] = {
         Metric("drop_ratio", "drop probability", False, "%", False, UNIT_INTERVAL, "drop_ratio"),
         Metric("retransmissions", "retransmitted segments", False, "", True, column="retransmissions"),
         Metric("itae", "ITAE", False, "", True, column="itae"),
+        Metric("p99_fct_short", "p99 FCT of flows up to 100 kB", False, "ms", True, column="p99_fct_short_s"),
+        Metric("mean_slowdown", "mean slowdown of sized flows", False, "", True, (1.0, math.inf), "mean_slowdown"),
     )
 }
 

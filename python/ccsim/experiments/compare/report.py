@@ -40,9 +40,22 @@ _SHOWN: dict[str, _Shown] = {
     "drop_ratio": _Shown("packets\ndropped\n%", 100.0, 2),
     "retransmissions": _Shown("retrans-\nmitted\nsegments", 1.0, 0),
     "itae": _Shown("ITAE\n(control\nloops)", 1.0, None),
+    "p99_fct_short": _Shown("p99 FCT\nflows to\n100 kB ms", 1e3, 1),
+    "mean_slowdown": _Shown("mean\nslowdown\n(>= 1)", 1.0, 2),
 }
 # Which metrics a narrow terminal keeps, after those of the objective.
-_KEPT_FIRST = ("jain", "p99_delay", "utilization", "mean_delay", "jain_groups", "drop_ratio", "retransmissions", "itae")
+_KEPT_FIRST = (
+    "jain",
+    "p99_delay",
+    "p99_fct_short",
+    "utilization",
+    "mean_delay",
+    "mean_slowdown",
+    "jain_groups",
+    "drop_ratio",
+    "retransmissions",
+    "itae",
+)
 # The terminal table needs at least this many metric columns; narrower, one block per combination.
 _MIN_TABLE_METRICS = 2
 

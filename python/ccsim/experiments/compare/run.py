@@ -42,6 +42,8 @@ class CompareSpec:
     fixed: dict[str, Any]
     groups: list[str]
     has_control: bool
+    has_transfers: bool
+    """Flows with a size (workloads, transfers): completion times are metrics."""
     notes: list[str]
     master_seed: int = 0
     partners: dict[str, list[str]] = field(default_factory=dict)
@@ -164,14 +166,14 @@ def prepare(
     if not isinstance(seeds, int) or seeds < 1:
         raise ScenarioError(file, "--seeds", f"expected at least 1, got {seeds!r}")
 
+    def tcp_tables(key: str) -> list[int]:
+        tables = data.get(key) or []
+        kinds = [t.get("transport", "tcp") for t in tables]
+        return [i for i, k in enumerate(kinds) if (k.get("kind") if isinstance(k, dict) else k) == "tcp"]
+
     flows = data.get("flows") or []
-    tcp_flows = []
-    for i, flow in enumerate(flows):
-        transport = flow.get("transport", "tcp")
-        kind = transport.get("kind") if isinstance(transport, dict) else transport
-        if kind == "tcp":
-            tcp_flows.append(i)
-    if not tcp_flows:
+    tcp_flows, tcp_workloads = tcp_tables("flows"), tcp_tables("workloads")
+    if not tcp_flows and not tcp_workloads:
         raise ScenarioError(file, "flows", "compare varies the congestion control of TCP flows; the scenario has none")
     sack = any(
         f["transport"]["kind"] == "tcp" and f["transport"].get("params", {}).get("sack", True)
@@ -238,10 +240,11 @@ def prepare(
             fixed["trace.cwnd"] = True
         if scenario.trace.queues and bottleneck not in scenario.trace.queues:
             fixed["trace.queues"] = [*scenario.trace.queues, bottleneck]
-    if len(tcp_flows) == len(flows):
+    if tcp_flows and len(tcp_flows) == len(flows):
         cc_keys = ["flows.cc"]
     else:
         cc_keys = [f"flows[{i}].cc" for i in tcp_flows]
+    cc_keys += [f"workloads[{i}].cc" for i in tcp_workloads]
     # Jain within a group says something only when the group has two flows or more. The
     # groups are the compiled flows' (a table over several pairs is grouped by RTT).
     sizes: dict[str, int] = {}
@@ -262,6 +265,7 @@ def prepare(
         fixed=fixed,
         groups=groups,
         has_control=bool(config.get("control")),
+        has_transfers=bool(config.get("workloads")) or any(f["app"]["kind"] == "transfer" for f in config["flows"]),
         notes=notes,
         master_seed=master_seed,
         partners=partners,
@@ -273,6 +277,11 @@ def check_objective(spec: CompareSpec, objective: Objective) -> None:
     names = list(objective.weights) + [c.metric for c in objective.constraints]
     if "itae" in names and not spec.has_control:
         raise ScenarioError(spec.file, "--objective", "ITAE needs a [[control]] loop in the scenario")
+    for name in ("p99_fct_short", "mean_slowdown"):
+        if name in names and not spec.has_transfers:
+            raise ScenarioError(
+                spec.file, "--objective", f"{name} needs flows of a known size ([[workloads]] or transfer flows)"
+            )
     for name in names:
         if name.startswith("jain.") and name[5:] not in spec.groups:
             groups = ", ".join(spec.groups) or "none"

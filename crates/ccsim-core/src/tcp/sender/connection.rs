@@ -688,6 +688,7 @@ mod runs {
                 bottleneck: None,
                 jain_flows: None,
                 control: Vec::new(),
+                workloads: Vec::new(),
             };
             let mut sim = Simulation::new(&cfg).unwrap_or_else(|e| panic!("{cc}: {e}"));
             sim.run();
