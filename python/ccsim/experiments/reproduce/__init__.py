@@ -1,4 +1,4 @@
-"""``ccsim reproduce``: the experiments of the five papers, our numbers beside the published ones.
+"""``ccsim reproduce``: the experiments of the papers, our numbers beside the published ones.
 
 A paper is a module in this package exposing a :class:`Paper`: the runs its experiments need
 (scenarios as nested dicts, each with a seed), and an ``analyze`` step that turns the finished
@@ -46,6 +46,8 @@ _MODULES: dict[str, str] = {
     "piotrowska": "piotrowska",
     "ca-artt": "ca_artt",
     "ecn-codel": "ecn_codel",
+    "ware-bbr": "ware_bbr",
+    "l4s-dualpi2": "l4s_dualpi2",
 }
 
 
