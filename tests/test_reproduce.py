@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -46,6 +47,13 @@ def test_dedu_quick_writes_table_i_and_figures_and_resumes(tmp_path: Path) -> No
     assert udp.received.min() < 0.1 * udp.received.max()
     assert udp.lost_on_network.sum() > 0 and (udp.lost_on_sensor == 0).all()
     assert (tcp.lost_on_network == 0).all() and (tcp.lost_on_sensor > 0).all()
+    # Its provenance: the command, the engine build, each run's seed and configuration.
+    record = json.loads((out / "provenance.json").read_text())
+    assert record["paper"] == "dedu-ncs" and record["quick"] is True and len(record["runs"]) == 4
+    assert record["engine_sha256"] and "reproduce dedu-ncs --quick" in record["rerun"]
+    saved = json.loads(next((out / "runs-quick").glob("*.json")).read_text())
+    digests = {r["config_sha256"] for r in record["runs"].values()}
+    assert hashlib.sha256(json.dumps(saved["config"], sort_keys=True).encode()).hexdigest() in digests
     # Finished runs are reused: a second call simulates nothing.
     report = reproduce.reproduce("dedu-ncs", out, quick=True, progress=False)
     assert "4 runs, 0 simulated now" in report.read_text()

@@ -22,6 +22,8 @@ import importlib
 import json
 import logging
 import os
+import shlex
+import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -33,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...engine.provenance import engine_fingerprint
+from ...engine.provenance import PROVENANCE_FILE, engine_fingerprint, environment
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +226,30 @@ def reproduce(
     for title, items in artifacts.sections:
         lines += [f"## {title}", ""] + [item + "\n" for item in items]
     _write_atomic(report, "\n".join(lines))
+    _write_atomic(
+        out / PROVENANCE_FILE, json.dumps(_provenance(p, runs, done, quick, out), indent=1, sort_keys=True) + "\n"
+    )
     return report
+
+
+def _provenance(p: Paper, runs: list[Run], done: Mapping[str, Any], quick: bool, out: Path) -> dict[str, Any]:
+    """``provenance.json`` of a reproduction (engine/provenance.py): the environment and command
+    line, and each run's seed and exact configuration by SHA-256 (the configuration itself,
+    the scenario as resolved, is in the run saved under ``runs/``)."""
+    return {
+        **environment(["ccsim", *sys.argv[1:]]),
+        "paper": p.id,
+        "quick": quick,
+        "runs": {
+            r.key: {
+                "seed": r.seed,
+                "config_sha256": hashlib.sha256(json.dumps(done[r.key].config, sort_keys=True).encode()).hexdigest(),
+            }
+            for r in runs
+            if r.key in done
+        },
+        "rerun": shlex.join(["ccsim", "reproduce", p.id, *(["--quick"] if quick else []), "--out", str(out)]),
+    }
 
 
 def _run_all(
