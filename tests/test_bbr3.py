@@ -142,3 +142,33 @@ def test_bbr3_with_ecn_keeps_an_l4s_queue_shorter() -> None:
     assert rtt[True] < 0.8 * rtt[False]
     assert p99[True] < 0.6 * p99[False]
     assert busy[True] > 0.95
+
+
+def test_bbr3_state_in_traces_visits_probe_rtt_every_five_seconds_and_cycles_probe_bw() -> None:
+    """draft-ietf-ccwg-bbr-06 sec. 4.3.4 (ProbeRTT when the min RTT estimate has not been
+    refreshed for ProbeRTTInterval, 5 s, at half the BDP for at least 200 ms) and 4.3.3 (ProbeBW
+    cycles DOWN, CRUISE, REFILL, UP), read from the traced state (`flow_vars`): one flow alone,
+    base RTT 40 ms, a deep buffer. Its bandwidth estimate is the link's payload rate."""
+    result = _dumbbell(
+        ["bbr3"],
+        "500p",
+        duration="17s",
+        trace={"interval": "10ms", "flow_vars": ["mode", "max_bw", "min_rtt", "inflight_hi"]},
+    )
+    tr = result.traces
+    mode, t = tr["flow.0.mode"].to_numpy(), tr["time_s"].to_numpy()
+    # ProbeRTT (6): entered every 5 s or so (the interval counts from the last min RTT sample
+    # that set the estimate), each visit at least 200 ms long.
+    starts = t[1:][(mode[1:] == 6) & (mode[:-1] != 6)]
+    assert len(starts) >= 2 and np.all(np.diff(starts) > 4.5) and np.all(np.diff(starts) < 6.5), starts
+    for s in starts:
+        visit = t[(t >= s) & (mode == 6)]
+        length = visit[np.argmax(np.diff(np.append(visit, np.inf)) > 0.011)] - s
+        assert length >= 0.2 - 0.011, (s, length)
+    # Every ProbeBW phase shows up between the visits.
+    assert {2, 3, 4, 5} <= set(mode[t > 2].astype(int))
+    # The bandwidth estimate: 10 Mbit/s of 1500-byte packets carry 1448 bytes of payload each.
+    late = t > 2
+    assert np.allclose(tr.loc[late, "flow.0.max_bw_bps"], 10e6 * MSS / 1500, rtol=0.03)
+    # The min RTT: 40 ms of propagation and the serialization of a segment and its ACK.
+    assert tr["flow.0.min_rtt_s"].dropna().between(0.040, 0.0425).all()

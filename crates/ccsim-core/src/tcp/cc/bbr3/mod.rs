@@ -150,7 +150,10 @@
 
 use super::bbr::shared::{AckAggregation, Pacing, ProbeRttMark};
 use super::bbr::{recovering, CWND_MIN_TARGET, EXTRA_ACKED_WIN_RTTS};
-use super::{Ack, CaState, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, RateSample, TransportNeeds};
+use super::{
+    Ack, CaState, CcModel, CcState, Congestion, CongestionControl, EcnFeedback, RateSample, TransportNeeds, VarSpec,
+    VarUnit,
+};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::registry::Randomness;
 use crate::sim::rng::{Rng, Stream};
@@ -816,7 +819,82 @@ impl CongestionControl for Bbr3 {
     fn pacing_rate(&self, st: &CcState) -> Option<f64> {
         Some(self.pacing.rate(st))
     }
+
+    fn vars(&self) -> &'static [VarSpec] {
+        VARS
+    }
+
+    fn var(&self, name: &str) -> Option<f64> {
+        let bound = |v: u64| if v == UNSET { f64::NAN } else { v as f64 };
+        Some(match name {
+            "bw" => 8.0 * self.bw(),
+            "max_bw" => 8.0 * self.max_bw(),
+            "bw_lo" => self.bw_lo().map_or(f64::NAN, |b| 8.0 * b),
+            "inflight_hi" => bound(self.inflight_hi),
+            "inflight_lo" => bound(self.inflight_lo),
+            "min_rtt" => self.min_rtt.map_or(f64::NAN, crate::sim::time::secs),
+            "mode" => match self.mode {
+                Mode::Startup => 0.0,
+                Mode::Drain => 1.0,
+                Mode::ProbeBw(Phase::Down) => 2.0,
+                Mode::ProbeBw(Phase::Cruise) => 3.0,
+                Mode::ProbeBw(Phase::Refill) => 4.0,
+                Mode::ProbeBw(Phase::Up) => 5.0,
+                Mode::ProbeRtt => 6.0,
+            },
+            "pacing_gain" => self.pacing_gain,
+            "cwnd_gain" => self.cwnd_gain,
+            "ecn_alpha" => self.ecn_alpha,
+            "rounds" => self.round_count as f64,
+            "full_bw_reached" => u8::from(self.full_bw_reached) as f64,
+            _ => return None,
+        })
+    }
 }
+
+/// BBR v3's traceable variables (draft-ietf-ccwg-bbr names, Linux `struct bbr` in brackets).
+pub static VARS: &[VarSpec] = &[
+    VarSpec::new("bw", VarUnit::BitsPerSecond, "bandwidth the model uses, min(max_bw, bw_lo) (BBR.bw, Linux bbr_bw)"),
+    VarSpec::new(
+        "max_bw",
+        VarUnit::BitsPerSecond,
+        "max of the two slots of the bandwidth filter (BBR.max_bw, Linux bw_hi)",
+    ),
+    VarSpec::new(
+        "bw_lo",
+        VarUnit::BitsPerSecond,
+        "short-term bandwidth bound after loss or ECN (BBR.bw_shortterm, Linux bw_lo); NaN while unset",
+    ),
+    VarSpec::new(
+        "inflight_hi",
+        VarUnit::Bytes,
+        "long-term in-flight bound (BBR.inflight_longterm, Linux inflight_hi); NaN while unset",
+    ),
+    VarSpec::new(
+        "inflight_lo",
+        VarUnit::Bytes,
+        "short-term in-flight bound (BBR.inflight_shortterm, Linux inflight_lo); NaN while unset",
+    ),
+    VarSpec::new(
+        "min_rtt",
+        VarUnit::Seconds,
+        "min RTT estimate (BBR.min_rtt, Linux min_rtt_us); NaN before the first sample",
+    ),
+    VarSpec::new(
+        "mode",
+        VarUnit::State,
+        "0 Startup, 1 Drain, 2 ProbeBW_DOWN, 3 ProbeBW_CRUISE, 4 ProbeBW_REFILL, 5 ProbeBW_UP, 6 ProbeRTT",
+    ),
+    VarSpec::new("pacing_gain", VarUnit::Number, "current pacing gain"),
+    VarSpec::new("cwnd_gain", VarUnit::Number, "current cwnd gain"),
+    VarSpec::new(
+        "ecn_alpha",
+        VarUnit::Fraction,
+        "EWMA of the CE-marked fraction of delivered packets (Linux ecn_alpha)",
+    ),
+    VarSpec::new("rounds", VarUnit::Count, "packet-timed round trips so far (BBR.round_count)"),
+    VarSpec::new("full_bw_reached", VarUnit::State, "1 once Startup has found the pipe full, else 0"),
+];
 
 /// Bytes to whole packets, rounded down, for a fraction of a bound (Linux keeps bounds in
 /// packets).
