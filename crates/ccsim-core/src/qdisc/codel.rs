@@ -17,19 +17,36 @@
 //! pseudocode for it: where CoDel would drop an ECT packet it sets CE and delivers it
 //! instead (the control law still advances); Not-ECT packets are dropped as usual.
 //!
+//! `ce_threshold` (off by default, as in Linux) is Linux's marking threshold for DCTCP-style
+//! and L4S senders (`codel_impl.h`, the check at the end of `codel_dequeue` on
+//! `vars->ldelay`; added to `sch_codel.c` and `sch_fq_codel.c` in Linux 4.2): the packet a
+//! dequeue delivers, whatever the control law decided and whatever its state, is CE-marked
+//! when its sojourn time is strictly above `ce_threshold` and it is ECN-capable (Linux
+//! `INET_ECN_set_ce`; a Not-ECT packet is left alone, never dropped for it, and a packet
+//! already CE is not counted again). It is independent of `ecn`, of `target` and of the
+//! "below one MTU" exception (Linux sets `ldelay` before that test). The marks are the queue's
+//! marks (Linux counts them apart, as `ce_mark`). The mark does not touch the control-law
+//! state. `ce_threshold_ect1` restricts it to ECT(1) packets: FQ-CoDel's selector of Linux
+//! 5.16 and later, see [`CodelParams::ce_threshold_ect1`]; `sch_codel` has no selector, so
+//! the `codel` queue has only `ce_threshold`.
+//!
 //! The control law lives in [`CodelVars::dequeue`], generic over a [`PacketStore`], so that
 //! FQ-CoDel runs the same code on each of its flow queues.
 //!
 //! Deliberate choices: `1/sqrt(count)` is computed in floating point rather than with
 //! Linux's Newton iteration in Q0.32 (`codel_Newton_step` in `codel_impl.h`), so drop times
-//! can differ from Linux by a nanosecond; the `ce_threshold` extension of Linux/ns-3 is not
-//! modelled. Arrivals beyond `limit` are tail-dropped (Linux `sch_codel`), as overflow.
+//! can differ from Linux by a nanosecond. Times are exact nanoseconds, where Linux keeps
+//! CoDel's times (`ldelay`, `ce_threshold` included) in 1.024 us units (`CODEL_SHIFT`), so
+//! a sojourn within about a microsecond of `ce_threshold` may be judged differently.
+//! `ce_threshold = 0` means off here; in Linux "off" is a huge value (`CODEL_DISABLED_THRESHOLD`)
+//! and 0 would mark every ECT packet that waited at all. Arrivals beyond `limit` are
+//! tail-dropped (Linux `sch_codel`), as overflow.
 
 use crate::registry::Randomness;
 
 use super::fifo::Fifo;
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
-use crate::packet::Packet;
+use crate::packet::{Ecn, Packet};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::time::{secs, Time, MS};
 
@@ -76,7 +93,17 @@ pub(crate) const LIMIT_SPEC: ParamSpec = ParamSpec::new(
     "buffer size in packets or bytes, tail drop beyond it; Linux codel default 1000p",
 );
 
-static PARAMS: &[ParamSpec] = &[TARGET_SPEC, INTERVAL_SPEC, MTU_SPEC, ECN_SPEC, LIMIT_SPEC];
+/// `ce_threshold`: Linux `codel` and `fq_codel`, disabled by default.
+pub(crate) const CE_THRESHOLD_SPEC: ParamSpec = ParamSpec::new(
+    "ce_threshold",
+    ParamKind::Time,
+    Some(ParamValue::Int(0)),
+    "CE-mark every ECT packet whose sojourn time exceeds this, whatever CoDel's state (Linux ce_threshold, \
+     for DCTCP and L4S senders); 0 = off, the Linux default",
+)
+.range(0.0, 10e9);
+
+static PARAMS: &[ParamSpec] = &[TARGET_SPEC, INTERVAL_SPEC, MTU_SPEC, ECN_SPEC, LIMIT_SPEC, CE_THRESHOLD_SPEC];
 
 /// Registration.
 pub const MODEL: QueueModel = QueueModel {
@@ -98,19 +125,51 @@ pub struct CodelParams {
     pub mtu: u64,
     /// Mark ECT packets instead of dropping them.
     pub ecn: bool,
+    /// Linux `ce_threshold` (ns): CE-mark a delivered ECT packet whose sojourn time is
+    /// strictly above it, whatever the control law's state; 0: off.
+    pub ce_threshold: Time,
+    /// Apply `ce_threshold` to ECT(1) packets only. Linux `sch_fq_codel.c` (5.16 and later)
+    /// compares the whole DS byte, masked, with a selector (`ce_threshold_mask`,
+    /// `ce_threshold_selector`); the L4S setting is selector 0x1 under mask 0x3, the ECN
+    /// bits equal to ECT(1). ccsim packets carry no DSCP, so only selectors on the ECN bits
+    /// could be expressed; this flag is the L4S one, 0x1/0x3 (Not-ECT and CE packets cannot
+    /// be marked anyway, and an ECT(0)-only selector is not offered). Mask 0x1 would select
+    /// CE packets as well, which changes nothing.
+    pub ce_threshold_ect1: bool,
 }
 
 impl CodelParams {
-    /// From validated `target`, `interval`, `mtu` and `ecn` parameters.
+    /// From validated `target`, `interval`, `mtu` and `ecn` parameters, and `ce_threshold`
+    /// and `ce_threshold_ect1` where the model has them (off otherwise).
     pub fn from_params(p: &Params) -> Self {
-        CodelParams { target: p.uint("target"), interval: p.uint("interval"), mtu: p.uint("mtu"), ecn: p.bool("ecn") }
+        CodelParams {
+            target: p.uint("target"),
+            interval: p.uint("interval"),
+            mtu: p.uint("mtu"),
+            ecn: p.bool("ecn"),
+            ce_threshold: if p.has("ce_threshold") { p.uint("ce_threshold") } else { 0 },
+            ce_threshold_ect1: p.has("ce_threshold_ect1") && p.bool("ce_threshold_ect1"),
+        }
+    }
+
+    /// Whether `ce_threshold` applies to `pkt` after it waited `sojourn`: the end of Linux
+    /// `codel_dequeue` (strictly above; the ECT(1) selector).
+    fn above_ce_threshold(&self, pkt: &Packet, sojourn: Time) -> bool {
+        self.ce_threshold > 0 && sojourn > self.ce_threshold && (!self.ce_threshold_ect1 || pkt.ecn == Ecn::Ect1)
     }
 }
 
 impl Default for CodelParams {
-    /// RFC 8289 defaults: 5 ms, 100 ms; MAXPACKET 1514 B; no ECN.
+    /// RFC 8289 defaults: 5 ms, 100 ms; MAXPACKET 1514 B; no ECN; no `ce_threshold`.
     fn default() -> Self {
-        CodelParams { target: 5 * MS, interval: 100 * MS, mtu: 1514, ecn: false }
+        CodelParams {
+            target: 5 * MS,
+            interval: 100 * MS,
+            mtu: 1514,
+            ecn: false,
+            ce_threshold: 0,
+            ce_threshold_ect1: false,
+        }
     }
 }
 
@@ -196,8 +255,21 @@ impl CodelVars {
         (Some(pkt), ok_to_drop)
     }
 
-    /// RFC 8289 `dequeue`: the next packet to send, after the drops (or marks) CoDel decides.
+    /// RFC 8289 `dequeue`: the next packet to send, after the drops (or marks) CoDel decides,
+    /// then Linux's `ce_threshold` mark on it.
     pub fn dequeue<S: PacketStore>(&mut self, p: &CodelParams, store: &mut S, ctx: &mut QdiscCtx) -> Option<Packet> {
+        let mut pkt = self.control(p, store, ctx);
+        if let Some(head) = pkt.as_mut() {
+            if p.above_ce_threshold(head, ctx.now.saturating_sub(head.enqueued_at)) {
+                // Not-ECT: mark() changes nothing, and the packet goes on unmarked.
+                ctx.mark(head);
+            }
+        }
+        pkt
+    }
+
+    /// RFC 8289 `dequeue` proper: the control law's drops (or marks) and the packet left.
+    fn control<S: PacketStore>(&mut self, p: &CodelParams, store: &mut S, ctx: &mut QdiscCtx) -> Option<Packet> {
         let now = ctx.now;
         let (mut pkt, mut ok_to_drop) = self.dodequeue(p, store, now);
         if self.dropping {
@@ -358,6 +430,32 @@ mod tests {
             }
         }
         assert!(h.drops > 0);
+    }
+
+    #[test]
+    fn ce_threshold_marks_ect_packets_above_it_with_or_without_ecn() {
+        // Packet k (ECT(0) when k is even, else Not-ECT) arrives at k ms and leaves `sojourn`
+        // later, for 2 s: below target, so CoDel itself never signals.
+        let run = |p: CodelParams, sojourn: Time| {
+            let mut h = codel(p, 1000);
+            for k in 0..2000u64 {
+                let ecn = if k % 2 == 0 { Ecn::Ect0 } else { Ecn::NotEct };
+                h.enqueue(k * MS, ecn_pkt(0, k, 1500, ecn));
+                if k >= 4 {
+                    assert_eq!(h.dequeue((k - 4) * MS + sojourn).unwrap().seq, k - 4);
+                }
+            }
+            assert_eq!(h.drops, 0);
+            h.dequeue_events(QueueEventKind::Mark).iter().map(|e| e.seq).collect::<Vec<u64>>()
+        };
+        let p = CodelParams { ce_threshold: 3 * MS, ..CodelParams::default() };
+        // At 3 ms: not above the threshold. At 3.5 ms: every ECT packet, whether CoDel's own
+        // `ecn` is on or not (Linux `codel_dequeue` checks `ce_threshold` apart from it).
+        assert!(run(p, 3 * MS).is_empty());
+        let even: Vec<u64> = (0..1996).step_by(2).collect();
+        assert_eq!(run(p, 3_500 * US), even);
+        assert_eq!(run(CodelParams { ecn: true, ..p }, 3_500 * US), even);
+        assert!(run(CodelParams::default(), 3_500 * US).is_empty());
     }
 
     #[test]
@@ -588,5 +686,6 @@ mod tests {
         let p = Params::resolve("q", m.params, &Default::default()).unwrap();
         assert_eq!(CodelParams::from_params(&p), CodelParams::default());
         assert_eq!(p.size("limit"), Size::Packets(1000));
+        assert_eq!(p.uint("ce_threshold"), 0);
     }
 }

@@ -13,6 +13,16 @@
 //! shared parameters. The scheduler, [`FqScheduler`], is generic over the per-queue AQM:
 //! `fq_pie` runs the same one with PIE.
 //!
+//! L4S marking (Linux `sch_fq_codel.c`, 5.16 and later): `ce_threshold` CE-marks every
+//! delivered ECT packet whose sojourn time in its flow queue is strictly above the
+//! threshold, whatever the state of that queue's CoDel (the check at the end of Linux
+//! `codel_dequeue`, see [`super::codel`]). With `ce_threshold_ect1` only ECT(1) packets are
+//! subject to it: Linux's `ce_threshold_selector 0x1/0x3`, which compares the DS byte under
+//! the mask 0x3 (the ECN bits) with 0x1 (ECT(1)); ccsim models no DSCP, so that is the only
+//! selector offered ([`CodelParams::ce_threshold_ect1`]). This is the L4S use: scalable
+//! (ECT(1)) flows get an immediate, shallow marking threshold while classic ECT(0) and
+//! Not-ECT flows see plain CoDel. Both are off by default, as in Linux.
+//!
 //! When the total exceeds `limit`, packets are dropped from the head of the queue with the
 //! largest byte backlog (§4.1: one packet). `drop_batch` > 1 gives Linux's batch drop (up to
 //! that many packets, stopping once half of that queue's backlog is gone).
@@ -27,7 +37,7 @@
 use crate::registry::Randomness;
 use std::collections::VecDeque;
 
-use super::codel::{CodelParams, CodelVars, PacketStore, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
+use super::codel::{CodelParams, CodelVars, PacketStore, CE_THRESHOLD_SPEC, INTERVAL_SPEC, MTU_SPEC, TARGET_SPEC};
 use super::fifo::Fifo;
 use super::{DropReason, QdiscCtx, QueueDisc, QueueModel, VarSpec, VarUnit};
 use crate::packet::Packet;
@@ -71,6 +81,14 @@ static PARAMS: &[ParamSpec] = &[
         "packets dropped from the fattest queue per overflow (RFC 8290: 1; Linux: 64, up to half its backlog)",
     )
     .range(1.0, 65536.0),
+    CE_THRESHOLD_SPEC,
+    ParamSpec::new(
+        "ce_threshold_ect1",
+        ParamKind::Bool,
+        Some(ParamValue::Bool(false)),
+        "apply ce_threshold to ECT(1) packets only, the L4S setting (Linux ce_threshold_selector 0x1/0x3); \
+         default off: every ECT packet",
+    ),
 ];
 
 /// Registration.
@@ -414,7 +432,8 @@ pub static VARS: &[VarSpec] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::testkit::{assert_drr_byte_shares, pkt, Harness};
+    use crate::packet::Ecn;
+    use crate::qdisc::testkit::{assert_drr_byte_shares, ecn_pkt, pkt, Harness};
     use crate::qdisc::QueueEventKind;
     use crate::sim::time::{Time, MS, US};
 
@@ -565,5 +584,143 @@ mod tests {
         assert_eq!((p.uint("flows"), p.uint("quantum"), p.uint("drop_batch")), (1024, 1514, 1));
         assert_eq!(p.size("limit"), Size::Packets(10240));
         assert!(p.bool("ecn"));
+    }
+
+    /// FQ-CoDel with CoDel parameters `p`, 1024 queues, default quantum and limit.
+    fn fq_with(p: CodelParams) -> Harness<FqCodel> {
+        Harness::new(FqCodel::new(p, 1024, 1514, Size::Packets(10240), 1).with_perturbation(7))
+    }
+
+    /// One flow of `n` 1500 B packets, packet k (codepoint `ecn(k)`) arriving at k * `gap`,
+    /// and one dequeue per arrival, at k * `gap` + `sojourn`: while nothing is dropped the
+    /// k-th dequeue delivers packet k after exactly `sojourn`.
+    fn standing(p: CodelParams, gap: Time, sojourn: Time, n: u64, ecn: impl Fn(u64) -> Ecn) -> Harness<FqCodel> {
+        let mut h = fq_with(p);
+        let mut served = 0;
+        for k in 0..n {
+            let t = k * gap;
+            while served < k && served * gap + sojourn <= t {
+                h.dequeue(served * gap + sojourn);
+                served += 1;
+            }
+            h.enqueue(t, ecn_pkt(0, k, 1500, ecn(k)));
+        }
+        for j in served..n {
+            h.dequeue(j * gap + sojourn);
+        }
+        h
+    }
+
+    /// Sequence numbers of the packets marked, in order.
+    fn marked(h: &Harness<FqCodel>) -> Vec<u64> {
+        h.dequeue_events(QueueEventKind::Mark).iter().map(|e| e.seq).collect()
+    }
+
+    #[test]
+    fn ce_threshold_marks_the_ect_packets_that_waited_longer_while_codel_is_idle() {
+        // Packets every 500 us, alternately ECT(0) and Not-ECT, each leaving `sojourn` after it
+        // arrived, for 2 s (20 intervals). 1 ms and 1.1 ms are far below the 5 ms target:
+        // CoDel never acts, so every mark is the threshold's.
+        let p = CodelParams { ecn: true, ce_threshold: MS, ..CodelParams::default() };
+        let alternate = |k: u64| if k.is_multiple_of(2) { Ecn::Ect0 } else { Ecn::NotEct };
+        // Exactly at the threshold is not above it (Linux `codel_time_after`): no mark.
+        let h = standing(p, 500 * US, MS, 4000, alternate);
+        assert_eq!((h.marks, h.drops, h.departures), (0, 0, 4000));
+        // 0.1 ms slower: every ECT packet is marked on its way out, no Not-ECT one, and
+        // nothing is dropped.
+        let h = standing(p, 500 * US, 1100 * US, 4000, alternate);
+        assert_eq!((h.drops, h.departures), (0, 4000));
+        assert_eq!(marked(&h), (0..4000).step_by(2).collect::<Vec<u64>>());
+        for out in h.steps.iter().map(|s| s.out.unwrap()) {
+            assert_eq!(out.ecn, if out.seq % 2 == 0 { Ecn::Ce } else { Ecn::NotEct }, "{}", out.seq);
+        }
+        // The marks leave CoDel's state alone: still below target, never dropping.
+        let q = &h.disc.queues[h.disc.bucket_of(0).unwrap()].aqm;
+        assert_eq!(*q, CodelVars::default());
+        // The same run without the threshold marks nothing.
+        let h = standing(CodelParams { ce_threshold: 0, ..p }, 500 * US, 1100 * US, 4000, alternate);
+        assert_eq!(h.marks, 0);
+        // Unlike CoDel's own signal the threshold ignores the "below one MTU" exception
+        // (Linux sets `ldelay` before that test): a packet alone in its queue (every 2 ms,
+        // leaving 1.1 ms later) is marked too.
+        let h = standing(p, 2 * MS, 1100 * US, 1000, |_| Ecn::Ect0);
+        assert_eq!(h.marks, 1000);
+    }
+
+    #[test]
+    fn ce_threshold_ect1_marks_only_ect1_packets_and_leaves_the_rest_to_codel() {
+        // Packets every 500 us cycling ECT(1), ECT(0), Not-ECT (seq % 3 = 0, 1, 2).
+        let p = CodelParams { ecn: true, ce_threshold: MS, ce_threshold_ect1: true, ..CodelParams::default() };
+        let cycle = |k: u64| [Ecn::Ect1, Ecn::Ect0, Ecn::NotEct][(k % 3) as usize];
+        // A 2 ms sojourn, below target for 2 s: every ECT(1) packet is marked, nothing else.
+        let h = standing(p, 500 * US, 2 * MS, 3000, cycle);
+        assert_eq!(h.drops, 0);
+        assert_eq!(marked(&h), (0..3000).step_by(3).collect::<Vec<u64>>());
+        // Without the selector the ECT(0) packets are marked as well: the test can fail.
+        let h = standing(CodelParams { ce_threshold_ect1: false, ..p }, 500 * US, 2 * MS, 3000, cycle);
+        assert_eq!(marked(&h), (0..3000).filter(|k| k % 3 != 2).collect::<Vec<u64>>());
+        // A 6 ms sojourn, above target: the first dequeue (6 ms) sets first_above_time to
+        // 106 ms, so CoDel's first signal comes at the dequeue of 106 ms. Until then only
+        // ECT(1) packets are marked; from then on CoDel marks ECT(0) packets and drops Not-ECT
+        // ones, and every ECT(1) packet delivered is still marked (each CoDel drop shortens
+        // the sojourn by 0.5 ms, and CoDel stops below 5 ms, far above the threshold).
+        let h = standing(p, 500 * US, 6 * MS, 2000, cycle);
+        let marks: Vec<(Time, u64)> =
+            h.log.iter().filter(|l| l.event.kind == QueueEventKind::Mark).map(|l| (l.now, l.event.seq)).collect();
+        assert!(marks.iter().all(|&(t, seq)| seq % 3 == 0 || t >= 106 * MS), "{marks:?}");
+        assert!(marks.iter().any(|&(_, seq)| seq % 3 == 1), "CoDel marks ECT(0) packets");
+        let drops = h.dequeue_events(QueueEventKind::EarlyDrop);
+        assert!(!drops.is_empty() && drops.iter().all(|e| e.seq % 3 == 2), "{drops:?}");
+        assert_eq!(h.early_drop_times()[0], 106 * MS);
+        let ect1_out: Vec<Packet> = h.steps.iter().filter_map(|s| s.out).filter(|p| p.seq % 3 == 0).collect();
+        assert_eq!(ect1_out.len(), 667);
+        assert!(ect1_out.iter().all(|p| p.ecn == Ecn::Ce));
+    }
+
+    /// Three flows overloading the link (one dequeue per 100 us) for 1 s: flow 0 ECT(0)
+    /// every 90 us, flow 1 Not-ECT every 250 us, flow 2 ECT(1) every 300 us.
+    fn overload(p: CodelParams) -> Harness<FqCodel> {
+        let mut h = fq_with(p);
+        let mut seq = 0;
+        h.drive(
+            10 * US,
+            1000 * MS,
+            |t| {
+                let (flow, ecn) = if t % (90 * US) == 0 {
+                    (0, Ecn::Ect0)
+                } else if t % (250 * US) == 10 * US {
+                    (1, Ecn::NotEct)
+                } else if t % (300 * US) == 20 * US {
+                    (2, Ecn::Ect1)
+                } else {
+                    return None;
+                };
+                seq += 1;
+                Some(ecn_pkt(flow, seq, 1500, ecn))
+            },
+            |t| t % (100 * US) == 0,
+        );
+        h
+    }
+
+    #[test]
+    fn without_ce_threshold_the_queue_behaves_as_before_it_existed() {
+        // Off by default, as in Linux.
+        let m = crate::qdisc::QUEUES.iter().find(|m| m.name == "fq_codel").unwrap();
+        let p = CodelParams::from_params(&Params::resolve("q", m.params, &Default::default()).unwrap());
+        assert_eq!(p, CodelParams { ecn: true, ..CodelParams::default() });
+        // The overload gives the figures it gave before `ce_threshold` was added: 27 CoDel
+        // marks, 23 CoDel drops, 10001 departures, the same packets at the same times
+        // (a checksum over the departures).
+        let h = overload(p);
+        let out = h.steps.iter().filter_map(|s| s.out.map(|p| (s.now, p)));
+        let sum = out.fold(0u64, |a, (now, p)| {
+            a.wrapping_mul(1_000_003).wrapping_add(now ^ (p.seq << 20) ^ ((p.ecn as u64) << 60))
+        });
+        assert_eq!((h.marks, h.drops, h.early_drops(), h.departures), (27, 23, 23, 10001));
+        assert_eq!(sum, 12_055_787_194_269_106_432);
+        // A threshold that is never exceeded changes nothing, step for step; 1 ms does.
+        assert_eq!(overload(CodelParams { ce_threshold: 10_000 * MS, ..p }).steps, h.steps);
+        assert!(overload(CodelParams { ce_threshold: MS, ..p }).marks > 1000);
     }
 }
