@@ -45,6 +45,20 @@ pub struct TransportModel {
     pub vars: &'static [crate::vars::VarSpec],
     /// Build the sender and the receiver; errors name the field.
     pub build: fn(TransportArgs) -> Result<Endpoints, ConfigError>,
+    /// How it carries a transfer, from its validated parameters: for the ideal completion
+    /// time a flow's `slowdown` is measured against (`workload::ideal_fct`).
+    pub segments: fn(&Params) -> Segments,
+}
+
+/// How a transport puts a transfer on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segments {
+    /// Payload bytes of a segment; `None`: a transfer is one datagram.
+    pub payload: Option<u64>,
+    /// Header bytes of each segment.
+    pub header: u64,
+    /// Bytes of each of the two segments of an opening handshake, if the transport has one.
+    pub handshake: Option<u64>,
 }
 
 /// Every transport ccsim knows.

@@ -6,7 +6,7 @@ use crate::endpoint::{Cx, Endpoint};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::sim::time::Time;
-use crate::transport::{refuse_cc, TransportModel};
+use crate::transport::{refuse_cc, Segments, TransportModel};
 
 /// Socket options of a UDP flow.
 pub static PARAMS: &[ParamSpec] = &[
@@ -25,6 +25,8 @@ pub const MODEL: TransportModel = TransportModel {
         refuse_cc(&args, "UDP has no congestion control")?;
         Ok((Box::new(UdpSender::new(args.flow, args.spec.dst, &args.params, args.app)), Box::new(UdpReceiver)))
     },
+    // A write is one datagram: UDP does not segment.
+    segments: |p| Segments { payload: None, header: p.uint("header"), handshake: None },
 };
 
 /// A UDP sender.

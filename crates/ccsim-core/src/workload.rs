@@ -140,11 +140,6 @@ impl Workload {
         self.created += 1;
         Arrival { pair, size: self.sizes.sample(&mut self.size_rng) }
     }
-
-    /// The size distribution.
-    pub fn sizes(&self) -> &Sizes {
-        &self.sizes
-    }
 }
 
 /// The CDF points, checked: sizes positive and non-decreasing, probabilities in [0, 1]

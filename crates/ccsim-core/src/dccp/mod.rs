@@ -62,7 +62,7 @@ use crate::packet::{Ecn, Kind, Packet, SackBlock};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params};
 use crate::results::FlowResult;
 use crate::sim::time::{Time, MS, SEC};
-use crate::transport::{refuse_cc, TransportModel};
+use crate::transport::{refuse_cc, Segments, TransportModel};
 use ccid2::{Ccid2Receiver, Ccid2Sender};
 use ccid3::{Ccid3Receiver, Ccid3Sender};
 
@@ -200,6 +200,8 @@ pub const MODEL: TransportModel = TransportModel {
         let (flow, src, dst) = (args.flow, args.spec.src, args.spec.dst);
         Ok((Box::new(DccpSender::new(flow, dst, cfg.clone(), args.app)), Box::new(DccpReceiver::new(flow, src, cfg))))
     },
+    // A write larger than `mps` is cut into `mps`-byte datagrams; no connection set-up.
+    segments: |p| Segments { payload: Some(p.uint("mps")), header: p.uint("header"), handshake: None },
 };
 
 // ----- the option words carried in the SACK storage -----

@@ -320,7 +320,7 @@ pub(super) fn make_flow(
             format!("same host as src ('{}')", node_names[spec.src as usize]),
         ));
     }
-    let mut paths = [(spec.src, spec.dst), (spec.dst, spec.src)].map(|(from, to)| {
+    let path = |from: u32, to: u32| {
         routes.path(from, to).ok_or_else(|| {
             ConfigError::new(
                 field,
@@ -330,9 +330,9 @@ pub(super) fn make_flow(
                 ),
             )
         })
-    });
-    let forward = std::mem::replace(&mut paths[0], Ok(Vec::new()))?;
-    let back = std::mem::replace(&mut paths[1], Ok(Vec::new()))?;
+    };
+    let forward = path(spec.src, spec.dst)?;
+    let back = path(spec.dst, spec.src)?;
     if spec.stop_ns.is_some_and(|s| s < start) {
         return Err(ConfigError::new(format!("{field}.stop_ns"), "flow stops before it starts"));
     }
@@ -350,8 +350,15 @@ pub(super) fn make_flow(
                 .map(|&l| crate::workload::Hop { rate_bps: links[l as usize].rate_bps, delay: links[l as usize].delay })
                 .collect()
         };
-        let (seg, header, handshake) = segmenting(&params, size);
-        crate::workload::ideal_fct(&hops(&forward), &hops(&back), size, seg, header, handshake)
+        let seg = (model.segments)(&params);
+        crate::workload::ideal_fct(
+            &hops(&forward),
+            &hops(&back),
+            size,
+            seg.payload.unwrap_or(size),
+            seg.header,
+            seg.handshake,
+        )
     });
     let (sender, receiver) =
         (model.build)(TransportArgs { field, flow: slot, stream: id, spec, params, app, rng, seed })?;
@@ -368,16 +375,6 @@ pub(super) fn make_flow(
         ideal,
     };
     Ok(MadeFlow { sender, receiver, info, triggered_by })
-}
-
-/// How a transport carries a transfer of `size` bytes, for its ideal completion time: the
-/// payload of a segment (TCP's `mss`, DCCP's `mps`; a UDP transfer is one datagram), the
-/// header bytes of each, and the size of a SYN when a TCP handshake opens the connection.
-fn segmenting(p: &Params, size: u64) -> (u64, u64, Option<u64>) {
-    let seg = ["mss", "mps"].into_iter().find(|k| p.has(k)).map_or(size, |k| p.uint(k));
-    let header = if p.has("header") { p.uint("header") } else { 0 };
-    let syn = (p.has("handshake") && p.bool("handshake")).then_some(header + crate::tcp::SYN_EXTRA_HEADER as u64);
-    (seg, header, syn)
 }
 
 /// Every flow of the configuration, its start drawn from its window.

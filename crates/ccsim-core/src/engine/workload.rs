@@ -170,9 +170,4 @@ impl Simulation {
     pub fn flow_slots(&self) -> usize {
         self.flows.len()
     }
-
-    /// Flows created so far by workloads.
-    pub fn flows_created(&self) -> u32 {
-        self.next_flow_id - self.n_configured as u32
-    }
 }

@@ -23,7 +23,7 @@ use crate::packet::{Packet, SackBlock, FLAG_SYN_FIN};
 use crate::params::{ParamKind, ParamSpec, ParamValue, Params, Size};
 use crate::sim::rng::{Rng, Stream};
 use crate::sim::time::{Time, MS, SEC};
-use crate::transport::{Endpoints, TransportArgs, TransportModel};
+use crate::transport::{Endpoints, Segments, TransportArgs, TransportModel};
 use cc::CCS;
 
 /// Bounds of the RTO parameters (ns): 1 us to a day.
@@ -110,6 +110,12 @@ pub const MODEL: TransportModel = TransportModel {
     params: PARAMS,
     vars: vars::SENDER_VARS,
     build: build_endpoints,
+    // MSS-sized segments; with `handshake`, a SYN and a SYN-ACK carrying their options first.
+    segments: |p| Segments {
+        payload: Some(p.uint("mss")),
+        header: p.uint("header"),
+        handshake: p.bool("handshake").then(|| p.uint("header") + SYN_EXTRA_HEADER as u64),
+    },
 };
 
 fn build_endpoints(args: TransportArgs) -> Result<Endpoints, ConfigError> {
